@@ -1,0 +1,178 @@
+// DomainDef: the typed model of the libvirt domain XML subset qlaunch understands.
+// Pure data; no QEMU knowledge. Filled by ParseDomainXml (domain/parser.h), checked by
+// ValidateDomain (domain/validate.h). Sizes are bytes (libvirt rounds input up to whole KiB,
+// so do we). Every element that can be wrong carries the line it came from.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/diagnostic.h"
+#include "common/id_set.h"
+
+namespace qlaunch::domain {
+
+enum class MemAccess { kDefault, kShared, kPrivate };
+enum class MemSource { kDefault, kAnonymous, kFile, kMemfd };
+enum class AllocMode { kDefault, kImmediate, kOnDemand };
+enum class NumaMode { kStrict, kPreferred, kInterleave, kRestrictive };
+enum class Placement { kDefault, kStatic, kAuto };
+
+struct HugePage {
+  uint64_t size_bytes = 0;          // 0: the host's default hugepage size (<hugepages/> alone)
+  std::optional<IdSet> guest_nodes; // nodeset='...': guest cells this size applies to
+  int line = 0;
+};
+
+struct NumaCell {
+  unsigned id = 0;
+  IdSet cpus;
+  uint64_t memory_bytes = 0;
+  MemAccess access = MemAccess::kDefault;
+  std::optional<bool> discard;
+  int line = 0;
+};
+
+struct MemNode {
+  unsigned cellid = 0;
+  NumaMode mode = NumaMode::kStrict;
+  IdSet nodeset;  // host nodes
+  int line = 0;
+};
+
+struct NumaTune {
+  bool present = false;
+  std::optional<NumaMode> mode;     // <memory mode=...>
+  std::optional<IdSet> nodeset;     // <memory nodeset=...> (host nodes)
+  Placement placement = Placement::kDefault;
+  int memory_line = 0;
+  std::vector<MemNode> memnodes;
+  int line = 0;
+};
+
+struct MemoryBacking {
+  bool present = false;
+  bool hugepages = false;           // <hugepages> present
+  std::vector<HugePage> pages;      // <page> children; empty with hugepages=true means default size
+  bool nosharepages = false;
+  bool locked = false;
+  MemSource source = MemSource::kDefault;
+  MemAccess access = MemAccess::kDefault;
+  AllocMode allocation = AllocMode::kDefault;
+  std::optional<unsigned> threads;  // <allocation threads=...>
+  bool discard = false;
+  int line = 0;
+  int hugepages_line = 0;
+  int source_line = 0;
+  int allocation_line = 0;
+};
+
+struct Vcpu {
+  unsigned count = 1;
+  std::optional<unsigned> current;
+  Placement placement = Placement::kDefault;
+  std::optional<IdSet> cpuset;      // host CPUs
+  int line = 0;
+};
+
+struct VcpuPin {
+  unsigned vcpu = 0;
+  IdSet cpuset;
+  int line = 0;
+};
+
+struct CpuTune {
+  std::optional<IdSet> emulatorpin;  // host CPUs
+  int emulatorpin_line = 0;
+  std::vector<VcpuPin> vcpupins;
+};
+
+struct CpuTopology {
+  unsigned sockets = 1, dies = 1, clusters = 1, cores = 1, threads = 1;
+  int line = 0;
+};
+
+struct CpuDef {
+  std::string mode;   // custom | host-model | host-passthrough | maximum; empty when absent
+  std::string model;  // <model>
+  std::optional<CpuTopology> topology;
+  std::vector<NumaCell> cells;  // in document order
+  int line = 0;
+  int numa_line = 0;
+};
+
+struct OsDef {
+  std::string type = "hvm";
+  std::string arch;
+  std::string machine;
+  std::string kernel, initrd, cmdline;
+  std::vector<std::string> boot;  // <boot dev=...> in order: hd, cdrom, network, fd
+  int line = 0;
+};
+
+struct MemoryDevice {
+  std::string model;  // dimm | nvdimm
+  uint64_t size_bytes = 0;
+  std::optional<unsigned> node;  // target guest node
+  std::optional<IdSet> source_nodemask;
+  std::optional<uint64_t> source_pagesize_bytes;
+  std::string source_path;  // nvdimm
+  std::optional<unsigned> slot;
+  std::optional<uint64_t> base;
+  MemAccess access = MemAccess::kDefault;
+  std::optional<bool> discard;
+  int line = 0;
+};
+
+struct Disk {
+  std::string type;    // file | block
+  std::string device;  // disk | cdrom
+  std::string driver_type = "raw";
+  std::string source;  // file= or dev=
+  std::string target_dev;
+  std::string target_bus;  // virtio | ide | sata | scsi
+  bool readonly = false;
+  int line = 0;
+};
+
+struct CharDev {
+  std::string kind;  // serial | console
+  std::string type;  // pty | file | null | stdio | unix
+  std::string path;  // source path for file/unix
+  std::string target_type;
+  int line = 0;
+};
+
+struct Devices {
+  std::string emulator;
+  int emulator_line = 0;
+  std::vector<MemoryDevice> memory;
+  std::optional<std::string> memballoon_model;  // "virtio" | "none"
+  std::vector<Disk> disks;
+  std::vector<CharDev> chardevs;
+};
+
+struct DomainDef {
+  std::string file;  // path the XML came from (for diagnostics)
+  std::string type;  // kvm | qemu
+  std::string name;
+  int name_line = 0;
+  std::string uuid;
+  uint64_t memory_bytes = 0;
+  int memory_line = 0;
+  std::optional<uint64_t> current_memory_bytes;
+  std::optional<uint64_t> max_memory_bytes;
+  unsigned max_memory_slots = 0;
+  Vcpu vcpu;
+  CpuTune cputune;
+  CpuDef cpu;
+  NumaTune numatune;
+  MemoryBacking memory_backing;
+  OsDef os;
+  Devices devices;
+  std::vector<Diagnostic> warnings;  // unsupported elements etc., found while parsing
+};
+
+}  // namespace qlaunch::domain

@@ -1,0 +1,82 @@
+// LaunchPlan: everything qlaunch will do to start a domain, decided up front by the pure
+// planner (qemu_cmd/planner.h): memory backends, thread-contexts, who preallocates, the argv.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "common/diagnostic.h"
+#include "common/id_set.h"
+
+namespace qlaunch::qemu {
+
+enum class BackendType { kRam, kFile, kMemfd };
+enum class PreallocBy { kNone, kQemu, kLauncher };
+enum class PreallocMode { kAuto, kQemu, kLauncher };  // --prealloc
+
+struct ThreadContext {
+  std::string id;      // "tc-<id of its first user>"
+  IdSet node_affinity; // host nodes with CPUs
+  IdSet cpus;          // the CPUs those nodes give (what QEMU will pin the threads to)
+};
+
+struct MemoryBackend {
+  std::string id;        // "ram-node<cell>", "pc.ram", "memdimm<N>"
+  BackendType type = BackendType::kRam;
+  uint64_t size_bytes = 0;
+  IdSet host_nodes;      // empty: no binding
+  std::string policy;    // "", "bind", "preferred", "interleave"
+  uint64_t page_size_bytes = 0;  // 0: ordinary pages (not hugetlb)
+  bool shared = false;
+  std::optional<bool> share_explicit;  // rendered "share" when set (file/memfd backends)
+  PreallocBy prealloc = PreallocBy::kNone;
+  unsigned prealloc_threads = 0;  // 0: do not render
+  std::string thread_context;     // id, or "" for none
+  std::string mem_path;           // file backends: dir or file; launcher: /proc/self/fd/N
+  int launcher_fd = -1;           // launcher backends: the fd number QEMU inherits
+  bool discard = false;           // discard-data
+  std::optional<unsigned> guest_node;  // the -numa node / dimm target it serves
+  bool is_device = false;         // dimm/nvdimm backend (rendered with its -device)
+};
+
+struct MemoryDeviceArg {  // -device pc-dimm / nvdimm after its backend
+  std::string driver;     // pc-dimm | nvdimm
+  std::string id;         // dimm0
+  std::string memdev;
+  unsigned node = 0;
+  std::optional<unsigned> slot;
+  std::optional<uint64_t> addr;
+};
+
+struct PlanOptions {
+  PreallocMode prealloc = PreallocMode::kAuto;
+  std::string qmp_socket;          // path of the QMP UNIX socket (server=on,wait=off)
+  std::string memory_backing_dir;  // for non-hugetlb file backends; default /run/qlaunch/<name>/ram
+  int first_launcher_fd = 3;       // fd numbers for launcher-populated memfds start here
+  std::string log_file;            // serial of type pty -> file here, when set
+};
+
+struct LaunchPlan {
+  std::string name;
+  std::string emulator;
+  std::vector<ThreadContext> contexts;
+  std::vector<MemoryBackend> backends;
+  std::vector<MemoryDeviceArg> memory_devices;
+  std::vector<std::string> argv;     // argv[0] is the emulator
+  std::vector<Diagnostic> notes;     // warnings from planning (e.g. fell back to TCG)
+
+  // Hugepages the plan takes from each host pool: (node or -1 for unbound, page bytes) -> pages.
+  struct PoolNeed { int node; uint64_t page_bytes; uint64_t pages; };
+  std::vector<PoolNeed> pool_needs;
+};
+
+const char* ToString(BackendType t);
+const char* ToString(PreallocBy p);
+// The JSON object `domxml-to-native --format json` prints (argv, backends, thread_contexts).
+nlohmann::json ToJson(const LaunchPlan& plan);
+
+}  // namespace qlaunch::qemu

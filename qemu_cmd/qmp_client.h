@@ -1,0 +1,54 @@
+// QmpClient: a synchronous QMP client over a UNIX socket (Boost.Asio), every call bounded by
+// a timeout. Used by the capability probe and by the launcher.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace qlaunch::qemu {
+
+class QmpError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+class QmpTimeout : public QmpError {
+ public:
+  using QmpError::QmpError;
+};
+
+class QmpClient {
+ public:
+  ~QmpClient();
+  QmpClient(const QmpClient&) = delete;
+  QmpClient& operator=(const QmpClient&) = delete;
+
+  // Connects (retrying while the socket does not exist yet or refuses) until `timeout`,
+  // then reads the greeting. Does not send qmp_capabilities.
+  static std::unique_ptr<QmpClient> Connect(const std::string& socket_path, std::chrono::milliseconds timeout);
+
+  const nlohmann::json& Greeting() const { return greeting_; }
+
+  // Sends {"execute": command, "arguments": args} and waits for its reply; events that
+  // arrive meanwhile are queued. Returns the "return" member. Throws QmpError with QEMU's
+  // error description, QmpTimeout when no reply comes in time or the peer closes.
+  nlohmann::json Execute(const std::string& command, const nlohmann::json& args = nullptr,
+                         std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+  // Waits until an event named `name` has arrived (queued ones count). Returns it; throws
+  // QmpTimeout.
+  nlohmann::json WaitEvent(const std::string& name, std::chrono::milliseconds timeout);
+  std::vector<nlohmann::json> TakeEvents();
+
+ private:
+  struct Impl;
+  explicit QmpClient(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  nlohmann::json greeting_;
+};
+
+}  // namespace qlaunch::qemu

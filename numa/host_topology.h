@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/diagnostic.h"
 #include "common/id_set.h"
 
 namespace qlaunch::numa {
@@ -35,6 +36,9 @@ struct HostTopology {
   std::vector<uint64_t> hugepage_sizes;      // page sizes the kernel supports, bytes, ascending
   uint64_t default_hugepage_bytes = 0;       // 0 when unknown
   std::map<uint64_t, std::string> hugetlbfs_mounts;  // page size -> mount point
+  IdSet online_cpus;  // devices/system/cpu/online, else the union of the node cpulists
+  // Non-fatal findings, e.g. libnuma disagreeing with sysfs on the real /sys (never for fixtures).
+  std::vector<Diagnostic> warnings;
 
   const HostNode* Node(unsigned id) const;  // nullptr when absent
   IdSet NodeIds() const;
@@ -59,6 +63,10 @@ struct ReadOptions {
 
 // Throws std::runtime_error naming the path when the tree has no NUMA node directory at all.
 // Missing optional files (distance, meminfo, hugepages) leave those fields unknown.
+// The default huge page size comes from /proc/meminfo for the real /sys, from
+// <sysfs_root>/qlaunch-default-hugepagesize (a kB number) for a fixture tree, else 2 MiB when
+// that size exists. For the real /sys only, libnuma is consulted as a cross-check: any
+// disagreement with sysfs lands in `warnings`.
 HostTopology ReadHostTopology(const ReadOptions& opts = {});
 
 }  // namespace qlaunch::numa

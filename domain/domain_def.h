@@ -163,8 +163,10 @@ struct DomainDef {
   uint64_t memory_bytes = 0;
   int memory_line = 0;
   std::optional<uint64_t> current_memory_bytes;
+  int current_memory_line = 0;
   std::optional<uint64_t> max_memory_bytes;
   unsigned max_memory_slots = 0;
+  int max_memory_line = 0;
   Vcpu vcpu;
   CpuTune cputune;
   CpuDef cpu;

@@ -1,0 +1,109 @@
+#include "domain/understood.h"
+
+#include <string>
+
+#include "domain/xml_node.h"
+
+namespace qlaunch::domain {
+
+namespace {
+
+// The single list of what qlaunch reads from a libvirt domain XML. Anything not here is reported.
+constexpr UnderstoodElement kUnderstood[] = {
+    {"domain", "type"},
+    {"domain/name", ""},
+    {"domain/uuid", ""},
+    {"domain/title", ""},             // informational, no effect on the VM
+    {"domain/description", ""},       // informational, no effect on the VM
+    {"domain/metadata", "", true},    // application data, no effect on the VM
+    {"domain/memory", "unit"},
+    {"domain/currentMemory", "unit"},
+    {"domain/maxMemory", "slots unit"},
+    {"domain/vcpu", "placement cpuset current"},
+    {"domain/cputune", ""},
+    {"domain/cputune/emulatorpin", "cpuset"},
+    {"domain/cputune/vcpupin", "vcpu cpuset"},
+    {"domain/cpu", "mode"},
+    {"domain/cpu/model", ""},
+    {"domain/cpu/topology", "sockets dies clusters cores threads"},
+    {"domain/cpu/numa", ""},
+    {"domain/cpu/numa/cell", "id cpus memory unit memAccess discard"},
+    {"domain/numatune", ""},
+    {"domain/numatune/memory", "mode nodeset placement"},
+    {"domain/numatune/memnode", "cellid mode nodeset"},
+    {"domain/memoryBacking", ""},
+    {"domain/memoryBacking/hugepages", ""},
+    {"domain/memoryBacking/hugepages/page", "size unit nodeset"},
+    {"domain/memoryBacking/nosharepages", ""},
+    {"domain/memoryBacking/locked", ""},
+    {"domain/memoryBacking/source", "type"},
+    {"domain/memoryBacking/access", "mode"},
+    {"domain/memoryBacking/allocation", "mode threads"},
+    {"domain/memoryBacking/discard", ""},
+    {"domain/os", ""},
+    {"domain/os/type", "arch machine"},
+    {"domain/os/kernel", ""},
+    {"domain/os/initrd", ""},
+    {"domain/os/cmdline", ""},
+    {"domain/os/boot", "dev"},
+    {"domain/devices", ""},
+    {"domain/devices/emulator", ""},
+    {"domain/devices/memory", "model access discard"},
+    {"domain/devices/memory/source", ""},
+    {"domain/devices/memory/source/pagesize", "unit"},
+    {"domain/devices/memory/source/nodemask", ""},
+    {"domain/devices/memory/source/path", ""},
+    {"domain/devices/memory/target", ""},
+    {"domain/devices/memory/target/size", "unit"},
+    {"domain/devices/memory/target/node", ""},
+    {"domain/devices/memory/address", "type slot base"},
+    {"domain/devices/memballoon", "model"},
+    {"domain/devices/disk", "type device"},
+    {"domain/devices/disk/driver", "name type"},
+    {"domain/devices/disk/source", "file dev"},
+    {"domain/devices/disk/target", "dev bus"},
+    {"domain/devices/disk/readonly", ""},
+    {"domain/devices/serial", "type"},
+    {"domain/devices/serial/source", "path"},
+    {"domain/devices/serial/target", "type"},
+    {"domain/devices/console", "type"},
+    {"domain/devices/console/source", "path"},
+    {"domain/devices/console/target", "type"},
+};
+
+bool HasWord(std::string_view words, std::string_view word) {
+  while (!words.empty()) {
+    size_t space = words.find(' ');
+    if (words.substr(0, space) == word) return true;
+    if (space == std::string_view::npos) break;
+    words.remove_prefix(space + 1);
+  }
+  return false;
+}
+
+void CheckElement(const xmlNode* node, const std::string& path, ParseContext& ctx) {
+  std::optional<UnderstoodElement> entry = FindUnderstood(path);
+  if (!entry) {
+    ctx.Unsupported(node, "element not supported by qlaunch, ignored");
+    return;
+  }
+  for (const std::string& attr : AttributeNames(node))
+    if (!HasWord(entry->attributes, attr))
+      ctx.Unsupported(node, "attribute '" + attr + "' not supported by qlaunch, ignored");
+  if (entry->any_content) return;
+  for (const xmlNode* child : ElementChildren(node)) CheckElement(child, path + "/" + NodeName(child), ctx);
+}
+
+}  // namespace
+
+std::span<const UnderstoodElement> UnderstoodElements() { return kUnderstood; }
+
+std::optional<UnderstoodElement> FindUnderstood(std::string_view path) {
+  for (const UnderstoodElement& entry : kUnderstood)
+    if (entry.path == path) return entry;
+  return std::nullopt;
+}
+
+void CheckUnderstood(const xmlNode* root, ParseContext& ctx) { CheckElement(root, NodeName(root), ctx); }
+
+}  // namespace qlaunch::domain

@@ -1,0 +1,32 @@
+// The libvirt domain XML subset qlaunch understands, as one table (understood.cc): every element
+// path with the attributes qlaunch reads. CheckUnderstood() reports everything else in a document
+// through ParseContext::Unsupported (a warning naming file:line and element; an error with strict).
+// Values qlaunch does not support (e.g. <disk type='network'>) are reported by the section parsers.
+#pragma once
+
+#include <libxml/tree.h>
+
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "domain/parse_context.h"
+
+namespace qlaunch::domain {
+
+struct UnderstoodElement {
+  std::string_view path;        // from the root: "domain/cpu/numa/cell"
+  std::string_view attributes;  // space separated: "id cpus memory unit memAccess discard"
+  bool any_content = false;     // children are not inspected (e.g. <metadata>)
+};
+
+std::span<const UnderstoodElement> UnderstoodElements();
+
+// Table entry for a path, if qlaunch understands that element.
+std::optional<UnderstoodElement> FindUnderstood(std::string_view path);
+
+// Walks the document from its <domain> root and reports every element and attribute missing
+// from the table. Unknown elements are reported once; their children are not visited.
+void CheckUnderstood(const xmlNode* root, ParseContext& ctx);
+
+}  // namespace qlaunch::domain

@@ -1,0 +1,95 @@
+// ValidateDomain: runs every check; also the name and vCPU checks.
+#include "domain/validate.h"
+
+#include <set>
+
+#include "domain/validate_checks.h"
+
+namespace qlaunch::domain {
+
+void Findings::Error(int line, std::string element, std::string message) {
+  diags_.push_back(Diagnostic{Severity::kError, file_, line, std::move(element), std::move(message)});
+}
+
+void Findings::Warning(int line, std::string element, std::string message) {
+  diags_.push_back(Diagnostic{Severity::kWarning, file_, line, std::move(element), std::move(message)});
+}
+
+std::string KiB(uint64_t bytes) { return std::to_string(bytes / 1024) + " KiB"; }
+
+namespace {
+
+constexpr size_t kMaxNameLength = 64;
+
+void CheckCpuset(const std::optional<IdSet>& set, int line, const char* element, Findings& out) {
+  if (set && set->Empty()) out.Error(line, element, "Invalid value of 'cpuset': empty set");
+}
+
+void CheckTopology(const DomainDef& def, Findings& out) {
+  if (!def.cpu.topology) return;
+  const CpuTopology& t = *def.cpu.topology;
+  uint64_t product = uint64_t{t.sockets} * t.dies * t.clusters * t.cores * t.threads;
+  if (product != def.vcpu.count)
+    out.Error(t.line, "topology",
+              "CPU topology doesn't match maximum vcpu count (sockets*dies*clusters*cores*threads = " +
+                  std::to_string(product) + ", vcpu = " + std::to_string(def.vcpu.count) + ")");
+}
+
+void CheckVcpuPins(const DomainDef& def, Findings& out) {
+  CheckCpuset(def.cputune.emulatorpin, def.cputune.emulatorpin_line, "emulatorpin", out);
+  std::set<unsigned> seen;
+  for (const VcpuPin& pin : def.cputune.vcpupins) {
+    if (pin.vcpu >= def.vcpu.count)
+      out.Error(pin.line, "vcpupin",
+                "vcpupin for vcpu '" + std::to_string(pin.vcpu) + "', but the domain has only " +
+                    std::to_string(def.vcpu.count) + " vCPUs");
+    if (!seen.insert(pin.vcpu).second)
+      out.Error(pin.line, "vcpupin", "duplicate vcpupin for vcpu '" + std::to_string(pin.vcpu) + "'");
+    CheckCpuset(pin.cpuset, pin.line, "vcpupin", out);
+  }
+}
+
+}  // namespace
+
+void CheckName(const DomainDef& def, Findings& out) {
+  const std::string& name = def.name;
+  if (name.empty()) {
+    out.Error(def.name_line, "name", "missing domain name");
+    return;
+  }
+  if (name.size() > kMaxNameLength)
+    out.Error(def.name_line, "name",
+              "domain name '" + name + "' is longer than " + std::to_string(kMaxNameLength) + " characters");
+  if (name.find('/') != std::string::npos) out.Error(def.name_line, "name", "name " + name + " cannot contain '/'");
+  if (name.front() == '.') out.Error(def.name_line, "name", "domain name '" + name + "' must not start with '.'");
+  for (unsigned char c : name)
+    if (c < 0x20 || c == 0x7f) {
+      out.Error(def.name_line, "name", "domain name must not contain control characters");
+      break;
+    }
+}
+
+void CheckVcpus(const DomainDef& def, Findings& out) {
+  const Vcpu& vcpu = def.vcpu;
+  if (vcpu.count == 0) out.Error(vcpu.line, "vcpu", "vcpu count must be greater than 0");
+  if (vcpu.current && *vcpu.current == 0) out.Error(vcpu.line, "vcpu", "current vCPU count must be greater than 0");
+  if (vcpu.current && *vcpu.current > vcpu.count)
+    out.Error(vcpu.line, "vcpu", "maximum vCPU count must not be less than current vCPU count");
+  CheckCpuset(vcpu.cpuset, vcpu.line, "vcpu", out);
+  CheckTopology(def, out);
+  CheckVcpuPins(def, out);
+}
+
+std::vector<Diagnostic> ValidateDomain(const DomainDef& def) {
+  Findings out(def);
+  CheckName(def, out);
+  CheckVcpus(def, out);
+  CheckMemorySizes(def, out);
+  CheckNumaCells(def, out);
+  CheckNumaTune(def, out);
+  CheckMemoryBacking(def, out);
+  CheckMemoryDevices(def, out);
+  return out.Take();
+}
+
+}  // namespace qlaunch::domain

@@ -1,18 +1,44 @@
 #include "launcher/cli.h"
 
+#include <cstdio>
+#include <exception>
+
 #include <CLI/CLI.hpp>
+
+#include "common/diagnostic.h"
+#include "launcher/command.h"
 
 namespace qlaunch::launcher {
 
 int RunCli(int argc, char** argv) {
-  CLI::App app{"qlaunch: start large hugepage QEMU VMs fast and NUMA-correctly"};
+  CLI::App app{
+      "qlaunch: start large hugepage QEMU VMs fast and NUMA-correctly, from libvirt domain XML.\n"
+      "Run 'qlaunch COMMAND --help' for a command's options."};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "qlaunch 0.1");
+  CommandAction action;
+  AddDomxmlToNativeCommand(app, &action);
+  AddValidateCommand(app, &action);
+  AddCapabilitiesCommand(app, &action);
+  AddStartCommand(app, &action);
+  AddListCommand(app, &action);
+  AddDestroyCommand(app, &action);
+  AddPreallocCommand(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
   }
-  return 0;
+  if (!action) return 2;
+  try {
+    return action();
+  } catch (const DiagnosticError& e) {
+    for (const auto& d : e.diagnostics()) std::fprintf(stderr, "%s\n", d.ToString().c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "qlaunch: error: %s\n", e.what());
+  }
+  return 1;
 }
 
 }  // namespace qlaunch::launcher

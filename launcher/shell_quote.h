@@ -1,0 +1,13 @@
+// ShellQuote: render an argv element so a POSIX shell reads it back unchanged.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace qlaunch::launcher {
+
+std::string ShellQuote(std::string_view arg);
+std::string ShellJoin(const std::vector<std::string>& argv);
+
+}  // namespace qlaunch::launcher

@@ -20,7 +20,7 @@ struct QemuCaps {
   bool json_object = false;       // -object accepts JSON (6.0+)
   bool sandbox = false;           // -sandbox is compiled in
   bool machine_memory_backend = false;  // -machine memory-backend= (5.0+)
-  bool kvm = false;               // query-kvm: present && enabled probe said usable
+  bool kvm = false;               // built with KVM (query-kvm "present") && this host's /dev/kvm opens rw
 
   bool VersionAtLeast(int maj, int min) const { return major > maj || (major == maj && minor >= min); }
   std::string VersionString() const;

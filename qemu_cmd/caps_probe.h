@@ -18,6 +18,9 @@ struct ProbeOptions {
 
 // Throws std::runtime_error with a clear reason (binary missing, not executable, exited,
 // QMP never answered) when the binary cannot be probed.
+// A name without '/' is looked up in $PATH; the result's `binary` is `binary` as passed.
+// The cache (qemu_cmd/caps_cache.h) is keyed by canonical path + size + mtime; `kvm` is
+// re-decided against this host's /dev/kvm on every call, cached or not.
 QemuCaps ProbeCaps(const std::string& binary, const ProbeOptions& opts = {});
 
 }  // namespace qlaunch::qemu

@@ -1,0 +1,206 @@
+#include "qemu_cmd/caps_probe.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include <boost/process.hpp>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace qlaunch::qemu {
+namespace {
+
+namespace fs = std::filesystem;
+namespace bp = boost::process;
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr const char* kQemu72 = "/usr/bin/qemu-system-x86_64";
+
+struct TempDir {
+  TempDir() {
+    std::string tmpl = "/tmp/qlaunch-probe-test-XXXXXX";
+    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  fs::path path;
+};
+
+QemuCaps Fixture(const std::string& name) {
+  std::ifstream in(std::string(QLAUNCH_SOURCE_DIR) + "/tests/fixtures/caps/" + name);
+  if (!in) throw std::runtime_error("missing fixture " + name);
+  return json::parse(in).get<QemuCaps>();
+}
+
+// "major.minor" from `<binary> --version`, asked independently of the probe.
+std::string VersionFromCli(const std::string& binary) {
+  bp::ipstream out;
+  bp::child c(binary, "--version", bp::std_out > out, bp::std_err > bp::null, bp::std_in < bp::null);
+  std::string line;
+  std::getline(out, line);
+  c.wait();
+  int major = 0, minor = 0;
+  if (std::sscanf(line.c_str(), "QEMU emulator version %d.%d", &major, &minor) != 2) return "";
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+bool HostKvmOpensReadWrite() {
+  int fd = ::open("/dev/kvm", O_RDWR | O_CLOEXEC);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
+
+ProbeOptions NoCache() {
+  ProbeOptions o;
+  o.use_cache = false;
+  return o;
+}
+
+// Every feature flag and major.minor; micro, package and binary may differ between machines.
+// kvm is a property of this host (is /dev/kvm usable), not of the binary, so it is checked
+// against the host instead of the fixture.
+void ExpectMatchesFixture(const QemuCaps& got, const QemuCaps& want) {
+  EXPECT_EQ(got.major, want.major);
+  EXPECT_EQ(got.minor, want.minor);
+  EXPECT_EQ(got.thread_context, want.thread_context);
+  EXPECT_EQ(got.prealloc_context, want.prealloc_context);
+  EXPECT_EQ(got.prealloc_threads, want.prealloc_threads);
+  EXPECT_EQ(got.memfd, want.memfd);
+  EXPECT_EQ(got.memfd_hugetlb, want.memfd_hugetlb);
+  EXPECT_EQ(got.json_object, want.json_object);
+  EXPECT_EQ(got.sandbox, want.sandbox);
+  EXPECT_EQ(got.machine_memory_backend, want.machine_memory_backend);
+  EXPECT_EQ(got.kvm, HostKvmOpensReadWrite()) << "Debian's QEMU is built with KVM; kvm should follow /dev/kvm";
+  EXPECT_FALSE(got.package.empty());
+}
+
+TEST(ProbeCaps, Qemu72MatchesFixture) {
+  if (::access(kQemu72, X_OK) != 0) GTEST_SKIP() << kQemu72 << " is not installed (apt-get install qemu-system-x86)";
+  if (std::string v = VersionFromCli(kQemu72); v != "7.2") GTEST_SKIP() << kQemu72 << " is QEMU " << v << ", not 7.2";
+  QemuCaps caps = ProbeCaps(kQemu72, NoCache());
+  ExpectMatchesFixture(caps, Fixture("qemu-7.2.json"));
+  EXPECT_EQ(caps.binary, kQemu72);
+}
+
+TEST(ProbeCaps, Qemu52MatchesFixture) {
+  QemuCaps want = Fixture("qemu-5.2.json");
+  if (::access(want.binary.c_str(), X_OK) != 0)
+    GTEST_SKIP() << want.binary << " is missing: run scripts/install-old-qemu (as root) to install QEMU 5.2";
+  QemuCaps caps = ProbeCaps(want.binary, NoCache());
+  ExpectMatchesFixture(caps, want);
+  EXPECT_EQ(caps.binary, want.binary);
+}
+
+std::string MessageOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "(no exception)";
+}
+
+bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+fs::path WriteScript(const fs::path& path, const std::string& body, fs::perms perms = fs::perms::owner_all) {
+  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+  fs::permissions(path, perms);
+  return path;
+}
+
+TEST(ProbeCapsErrors, MissingBinaryIsNamed) {
+  std::string msg = MessageOf([] { ProbeCaps("/nonexistent/qlaunch/qemu-system-x86_64", NoCache()); });
+  EXPECT_TRUE(Contains(msg, "/nonexistent/qlaunch/qemu-system-x86_64")) << msg;
+  EXPECT_TRUE(Contains(msg, "No such file")) << msg;
+}
+
+TEST(ProbeCaps, BareNameIsFoundInPath) {
+  if (::access(kQemu72, X_OK) != 0) GTEST_SKIP() << kQemu72 << " is not installed (apt-get install qemu-system-x86)";
+  std::string old = getenv("PATH") ? getenv("PATH") : "";
+  ::setenv("PATH", "/nonexistent/qlaunch:/usr/bin", 1);
+  QemuCaps caps = ProbeCaps("qemu-system-x86_64", NoCache());
+  ::setenv("PATH", old.c_str(), 1);
+  EXPECT_EQ(caps.binary, "qemu-system-x86_64");
+  EXPECT_GE(caps.major, 2);
+}
+
+TEST(ProbeCapsErrors, BareNameNotInPath) {
+  std::string msg = MessageOf([] { ProbeCaps("qlaunch-no-such-qemu", NoCache()); });
+  EXPECT_TRUE(Contains(msg, "qlaunch-no-such-qemu")) << msg;
+  EXPECT_TRUE(Contains(msg, "PATH")) << msg;
+}
+
+TEST(ProbeCapsErrors, NotExecutable) {
+  TempDir dir;
+  fs::path f = WriteScript(dir.path / "qemu", "exit 0", fs::perms::owner_read | fs::perms::owner_write);
+  // root passes access(X_OK) only when some execute bit is set; none is here.
+  std::string msg = MessageOf([&] { ProbeCaps(f.string(), NoCache()); });
+  EXPECT_TRUE(Contains(msg, f.string())) << msg;
+  EXPECT_TRUE(Contains(msg, "not executable")) << msg;
+}
+
+TEST(ProbeCapsErrors, Directory) {
+  TempDir dir;
+  std::string msg = MessageOf([&] { ProbeCaps(dir.path.string(), NoCache()); });
+  EXPECT_TRUE(Contains(msg, dir.path.string())) << msg;
+  EXPECT_TRUE(Contains(msg, "directory")) << msg;
+}
+
+TEST(ProbeCapsErrors, ImmediateExitIsReportedWithoutWaitingForTheTimeout) {
+  ProbeOptions o = NoCache();
+  o.timeout = 120s;
+  auto start = std::chrono::steady_clock::now();
+  std::string msg = MessageOf([&] { ProbeCaps("/bin/false", o); });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 60s);  // far below the timeout
+  EXPECT_TRUE(Contains(msg, "/bin/false")) << msg;
+  EXPECT_TRUE(Contains(msg, "exited")) << msg;
+  EXPECT_TRUE(Contains(msg, "status 1")) << msg;
+}
+
+TEST(ProbeCapsErrors, EarlyExitShowsTheOutputTail) {
+  TempDir dir;
+  fs::path f = WriteScript(dir.path / "qemu", "echo 'qemu-system-x86_64: -machine none: bad thing happened' >&2\nexit 3");
+  std::string msg = MessageOf([&] { ProbeCaps(f.string(), NoCache()); });
+  EXPECT_TRUE(Contains(msg, f.string())) << msg;
+  EXPECT_TRUE(Contains(msg, "status 3")) << msg;
+  EXPECT_TRUE(Contains(msg, "bad thing happened")) << msg;
+}
+
+TEST(ProbeCapsErrors, SilentBinaryTimesOutAndIsKilled) {
+  TempDir dir;
+  fs::path pidfile = dir.path / "pid";
+  fs::path f = WriteScript(dir.path / "qemu", "echo $$ > " + pidfile.string() + "\nexec sleep 60");
+  ProbeOptions o = NoCache();
+  o.timeout = 500ms;
+  std::string msg = MessageOf([&] { ProbeCaps(f.string(), o); });
+  EXPECT_TRUE(Contains(msg, f.string())) << msg;
+  EXPECT_TRUE(Contains(msg, "no QMP greeting within 500 ms")) << msg;
+  pid_t pid = 0;
+  std::ifstream(pidfile) >> pid;
+  ASSERT_GT(pid, 0);
+  EXPECT_NE(::kill(pid, 0), 0) << "probe left process " << pid << " running";
+}
+
+TEST(ProbeCapsErrors, TempDirIsRemoved) {
+  // Both after a failure and after a success nothing named qlaunch-probe-* stays behind.
+  TempDir tmp;
+  std::string old = getenv("TMPDIR") ? getenv("TMPDIR") : "";
+  ::setenv("TMPDIR", tmp.path.c_str(), 1);
+  MessageOf([] { ProbeCaps("/bin/false", NoCache()); });
+  if (::access(kQemu72, X_OK) == 0) ProbeCaps(kQemu72, NoCache());
+  if (old.empty()) ::unsetenv("TMPDIR");
+  else ::setenv("TMPDIR", old.c_str(), 1);
+  EXPECT_TRUE(fs::is_empty(tmp.path));
+}
+
+}  // namespace
+}  // namespace qlaunch::qemu

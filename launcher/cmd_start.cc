@@ -1,0 +1,60 @@
+// qlaunch start: start a domain from its XML and return once the guest runs.
+#include <cstdio>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "launcher/command.h"
+#include "launcher/inputs.h"
+#include "launcher/start.h"
+
+namespace qlaunch::launcher {
+
+namespace {
+
+struct Options {
+  StartOptions start;
+  std::string prealloc = "auto";
+  bool json = false;
+};
+
+int Run(Options& o) {
+  o.start.prealloc = *ParsePreallocMode(o.prealloc);
+  StartReport report = StartDomain(o.start);
+  if (o.json) std::printf("%s\n", ToJson(report).dump().c_str());
+  else std::printf("%s", ToTable(report).c_str());
+  return 0;
+}
+
+}  // namespace
+
+void AddStartCommand(CLI::App& app, CommandAction* action) {
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand(
+      "start",
+      "Start a domain from a libvirt domain XML, like `virsh create`, and return once the guest runs.\n"
+      "Plans the QEMU command line, checks the hugepage pools (a shortfall fails before anything is\n"
+      "created), starts QEMU paused, lets it (or qlaunch's own NUMA-pinned preallocator, for shared\n"
+      "memfd backends) preallocate guest memory, deletes the thread-contexts, resumes the guest and\n"
+      "prints where the time went. QEMU keeps running after qlaunch exits; its state lives in\n"
+      "$QLAUNCH_STATE_DIR/NAME (default /run/qlaunch/NAME): pid, qmp.sock, qemu.log, domain.xml,\n"
+      "plan.json. On any failure, or SIGINT/SIGTERM, everything is released again.\n"
+      "Environment: QLAUNCH_STATE_DIR, QLAUNCH_QMP_TIMEOUT_MS (default 30000).\n"
+      "Example: qlaunch start --json examples/two-cells-hugepages.xml");
+  sub->add_option("DOMAIN.xml", o->start.domain_xml, "libvirt domain XML")->required()->check(CLI::ExistingFile);
+  sub->add_option("--qemu", o->start.qemu,
+                  "QEMU binary (default: the domain's <emulator>, else /usr/bin/qemu-system-x86_64)");
+  sub->add_option("--prealloc", o->prealloc,
+                  "who preallocates: auto (QEMU with thread-contexts when it has them, else qlaunch for\n"
+                  "shared memfd backends), qemu (always QEMU), launcher (qlaunch for shared memfd backends)")
+      ->check(CLI::IsMember({"auto", "qemu", "launcher"}))
+      ->capture_default_str();
+  sub->add_flag("--json", o->json,
+                "print {\"name\",\"pid\",\"prealloc\",\"timings_ms\":{...}} instead of a table");
+  sub->add_flag("--progress", o->start.progress, "show a preallocation progress line on stderr");
+  sub->add_option("--sysfs", o->start.sysfs, "read the host from this copy of /sys instead of the real one");
+  sub->callback([o, action] { *action = [o] { return Run(*o); }; });
+}
+
+}  // namespace qlaunch::launcher

@@ -1,0 +1,72 @@
+#include "launcher/domain_list.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "qemu_cmd/qmp_client.h"
+
+namespace qlaunch::launcher {
+
+std::string QueryStatus(const std::string& socket, std::chrono::milliseconds timeout) {
+  try {
+    auto qmp = qemu::QmpClient::Connect(socket, timeout);
+    qmp->Execute("qmp_capabilities", nullptr, timeout);
+    nlohmann::json st = qmp->Execute("query-status", nullptr, timeout);
+    std::string status = st.value("status", "");
+    return status.empty() ? "unknown" : status;
+  } catch (const std::exception&) {
+    return "unknown";
+  }
+}
+
+std::vector<DomainEntry> ListDomains(const StateDir& state, std::chrono::milliseconds qmp_timeout) {
+  std::vector<DomainEntry> out;
+  for (const std::string& name : state.Names()) {
+    DomainStatus st = state.Inspect(name);
+    if (st.kind == DomainStatus::Kind::kStale) {
+      bool removed = false;
+      state.WithLock([&] { removed = state.RemoveIfStale(name); });
+      if (removed) continue;
+      st = state.Inspect(name);  // it came back to life meanwhile (a new start)
+    }
+    DomainEntry e;
+    e.name = name;
+    e.pid = st.qemu_alive ? st.qemu->pid : 0;
+    if (st.kind == DomainStatus::Kind::kStarting) e.state = "starting";
+    else if (st.kind == DomainStatus::Kind::kRunning)
+      e.state = QueryStatus((state.DomainDir(name) / "qmp.sock").string(), qmp_timeout);
+    else continue;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+nlohmann::json ToJson(const std::vector<DomainEntry>& domains) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& d : domains) {
+    nlohmann::json pid = d.pid > 0 ? nlohmann::json(d.pid) : nlohmann::json(nullptr);
+    arr.push_back({{"name", d.name}, {"pid", pid}, {"state", d.state}});
+  }
+  return arr;
+}
+
+std::string ToTable(const std::vector<DomainEntry>& domains) {
+  size_t width = 4;
+  for (const auto& d : domains) width = std::max(width, d.name.size());
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line, " %-8s %-*s  %s\n", "Pid", static_cast<int>(width), "Name", "State");
+  out += line;
+  out += std::string(width + 20, '-') + "\n";
+  for (const auto& d : domains) {
+    std::string pid = d.pid > 0 ? std::to_string(d.pid) : "-";
+    std::snprintf(line, sizeof line, " %-8s %-*s  %s\n", pid.c_str(), static_cast<int>(width), d.name.c_str(),
+                  d.state.c_str());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace qlaunch::launcher

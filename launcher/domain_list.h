@@ -1,0 +1,35 @@
+// ListDomains: the domains in the state directory, with their state as QEMU reports it
+// (QMP query-status). Entries whose QEMU is gone are removed on the way and not listed.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "launcher/state_dir.h"
+
+namespace qlaunch::launcher {
+
+struct DomainEntry {
+  std::string name;
+  pid_t pid = 0;      // QEMU's pid; 0 while a start has not spawned it yet
+  std::string state;  // query-status "status" (running, paused, ...); "starting" while a
+                      // `qlaunch start` is still at work; "unknown" when QMP does not answer
+};
+
+// qmp_timeout bounds the QMP exchange with each domain.
+std::vector<DomainEntry> ListDomains(const StateDir& state, std::chrono::milliseconds qmp_timeout);
+
+// QMP query-status of the QEMU behind `socket`: its "status", or "unknown" on any failure.
+std::string QueryStatus(const std::string& socket, std::chrono::milliseconds timeout);
+
+// [{"name", "pid", "state"}, ...]; pid is null while unknown.
+nlohmann::json ToJson(const std::vector<DomainEntry>& domains);
+// " Id(pid)  Name  State" like `virsh list`.
+std::string ToTable(const std::vector<DomainEntry>& domains);
+
+}  // namespace qlaunch::launcher

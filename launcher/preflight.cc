@@ -1,0 +1,156 @@
+#include "launcher/preflight.h"
+
+#include <fcntl.h>
+#include <linux/kvm.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <utility>
+
+namespace qlaunch::launcher {
+
+namespace fs = std::filesystem;
+
+std::string FormatPageSize(uint64_t bytes) {
+  static const std::pair<uint64_t, const char*> units[] = {
+      {1ull << 30, "GiB"}, {1ull << 20, "MiB"}, {1ull << 10, "KiB"}};
+  for (const auto& [unit, name] : units)
+    if (bytes >= unit && bytes % unit == 0) return std::to_string(bytes / unit) + " " + name;
+  return std::to_string(bytes) + " bytes";
+}
+
+namespace {
+
+uint64_t FreePages(const numa::HostNode* node, uint64_t page_bytes) {
+  if (!node) return 0;
+  auto it = node->hugepages.find(page_bytes);
+  return it == node->hugepages.end() ? 0 : it->second.free;
+}
+
+std::string NrHugepagesPath(const numa::HostTopology& host, int node, uint64_t page_bytes) {
+  std::string pool = "hugepages-" + std::to_string(page_bytes / 1024) + "kB/nr_hugepages";
+  if (node < 0) return "/sys/kernel/mm/hugepages/" + pool;
+  return "/sys/devices/system/node/node" + std::to_string(node) + "/hugepages/" + pool;
+}
+
+Diagnostic Shortfall(std::string where, uint64_t page_bytes, uint64_t needed, uint64_t free, std::string hint) {
+  Diagnostic d;
+  d.message = "not enough " + FormatPageSize(page_bytes) + " hugepages " + where + ": the domain needs " +
+              std::to_string(needed) + ", " + std::to_string(free) + (free == 1 ? " is" : " are") + " free (" +
+              std::move(hint) + ")";
+  return d;
+}
+
+// The line of the first "<domain" in the file, 0 when unknown.
+int DomainElementLine(const std::string& file) {
+  std::ifstream in(file);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n)
+    if (line.find("<domain") != std::string::npos) return n;
+  return 0;
+}
+
+}  // namespace
+
+std::vector<Diagnostic> CheckHugepagePools(const std::vector<qemu::LaunchPlan::PoolNeed>& needs,
+                                           const numa::HostTopology& host) {
+  std::map<std::pair<int, uint64_t>, uint64_t> per_pool;  // (node, page) -> pages
+  std::map<uint64_t, uint64_t> per_size;                  // page -> pages, all nodes
+  std::set<uint64_t> unbound_sizes;
+  for (const auto& need : needs) {
+    if (need.page_bytes == 0 || need.pages == 0) continue;
+    per_pool[{need.node < 0 ? -1 : need.node, need.page_bytes}] += need.pages;
+    per_size[need.page_bytes] += need.pages;
+    if (need.node < 0) unbound_sizes.insert(need.page_bytes);
+  }
+  std::vector<Diagnostic> errors;
+  for (const auto& [key, pages] : per_pool) {
+    auto [node, page_bytes] = key;
+    if (node < 0) continue;
+    const numa::HostNode* host_node = host.Node(static_cast<unsigned>(node));
+    uint64_t free = FreePages(host_node, page_bytes);
+    if (pages <= free) continue;
+    std::string hint = "the host has no such node";
+    if (host_node) {
+      auto pool = host_node->hugepages.find(page_bytes);
+      uint64_t total = pool == host_node->hugepages.end() ? 0 : pool->second.total;
+      hint = "reserve more with: echo " + std::to_string(total + pages - free) + " > " +
+             NrHugepagesPath(host, node, page_bytes);
+    }
+    errors.push_back(Shortfall("on host node " + std::to_string(node), page_bytes, pages, free, hint));
+  }
+  for (uint64_t page_bytes : unbound_sizes) {
+    uint64_t free = 0, total = 0;
+    for (const auto& node : host.nodes) {
+      free += FreePages(&node, page_bytes);
+      auto it = node.hugepages.find(page_bytes);
+      if (it != node.hugepages.end()) total += it->second.total;
+    }
+    uint64_t pages = per_size[page_bytes];
+    if (pages <= free) continue;
+    errors.push_back(Shortfall("on the host (all nodes)", page_bytes, pages, free,
+                               "reserve more with: echo " + std::to_string(total + pages - free) + " > " +
+                                   NrHugepagesPath(host, -1, page_bytes)));
+  }
+  return errors;
+}
+
+bool KvmUsable(std::string* why, const fs::path& dev) {
+  int fd = ::open(dev.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    if (why) *why = "cannot open " + dev.string() + ": " + std::strerror(errno);
+    return false;
+  }
+  int version = ::ioctl(fd, KVM_GET_API_VERSION, 0);
+  if (version != KVM_API_VERSION) {
+    if (why) *why = dev.string() + " reports KVM API version " + std::to_string(version) + ", not 12";
+    ::close(fd);
+    return false;
+  }
+  ::close(fd);
+  return true;
+}
+
+std::vector<Diagnostic> CheckAccelerator(const domain::DomainDef& def, const fs::path& kvm_dev) {
+  std::string why;
+  if (def.type != "kvm" || KvmUsable(&why, kvm_dev)) return {};
+  Diagnostic d;
+  d.file = def.file;
+  d.line = DomainElementLine(def.file);
+  d.element = "domain";
+  d.message = "type='kvm' needs KVM, which is not usable on this host (" + why +
+              "); use <domain type='qemu'> to run the guest with TCG (emulation) instead";
+  return {d};
+}
+
+std::vector<fs::path> MissingMemPathDirs(const qemu::LaunchPlan& plan, const std::vector<fs::path>& roots) {
+  std::vector<fs::path> dirs;
+  std::set<fs::path> seen;
+  for (const auto& b : plan.backends) {
+    if (b.type != qemu::BackendType::kFile || b.mem_path.empty() || b.launcher_fd >= 0) continue;
+    fs::path path = fs::path(b.mem_path).lexically_normal();
+    if (path.string().rfind("/proc/self/fd/", 0) == 0) continue;
+    for (const auto& root_in : roots) {
+      if (root_in.empty()) continue;
+      fs::path root = root_in.lexically_normal();
+      fs::path rel = path.lexically_relative(root);
+      if (rel.empty() || *rel.begin() == "..") continue;
+      fs::path cur = root;
+      for (const auto& part : rel) {
+        if (part == "." || part.empty()) continue;
+        cur /= part;
+        std::error_code ec;
+        if (!fs::exists(cur, ec) && seen.insert(cur).second) dirs.push_back(cur);
+      }
+      break;
+    }
+  }
+  return dirs;
+}
+
+}  // namespace qlaunch::launcher

@@ -1,0 +1,89 @@
+// Spawning QEMU for `qlaunch start` (Boost.Process v1), and what we do to it from outside.
+//
+// The child: stdin from /dev/null, stdout+stderr appended to the log file, its own session
+// (setsid: a Ctrl-C on qlaunch's terminal never reaches it, and it outlives qlaunch), default
+// signal mask, optionally a narrowed CPU affinity, and exactly the fds it needs: every fd
+// above 2 is marked close-on-exec except the launcher memfds, which the parent placed on
+// their planned numbers beforehand (FdReservation) so nothing can collide with them.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/id_set.h"
+#include "launcher/state_dir.h"
+
+namespace qlaunch::launcher {
+
+// The lowest fd number n >= from such that n .. n+count-1 are all unused in this process.
+int FreeFdBlock(int from, int count);
+
+// Holds fd numbers [first, first+count) for memfds QEMU will inherit: reserved at once with
+// /dev/null placeholders (close-on-exec), replaced by the real fds with Place(). Closes them
+// all on destruction.
+class FdReservation {
+ public:
+  FdReservation() = default;
+  // Throws std::runtime_error when one of the numbers is already in use.
+  FdReservation(int first, int count);
+  FdReservation(FdReservation&& o) noexcept;
+  FdReservation& operator=(FdReservation&& o) noexcept;
+  ~FdReservation();
+
+  // Makes fd number `target` (inside the block) refer to the same file as `fd`.
+  void Place(int target, int fd);
+  const std::vector<int>& fds() const { return fds_; }
+  void Close();
+
+ private:
+  std::vector<int> fds_;
+};
+
+struct SpawnSpec {
+  std::vector<std::string> argv;    // argv[0]: the binary
+  std::filesystem::path log_file;   // created 0600 / appended
+  std::vector<int> inherit_fds;     // fds (already at their numbers) QEMU inherits
+  IdSet affinity;                   // CPUs to restrict QEMU to before exec; empty: inherit ours
+};
+
+// A spawned QEMU. Killed (SIGKILL) and reaped on destruction unless Detach()ed.
+class QemuProcess {
+ public:
+  // Throws std::runtime_error naming the binary when it cannot be spawned.
+  static std::unique_ptr<QemuProcess> Spawn(const SpawnSpec& spec);
+  ~QemuProcess();
+
+  pid_t pid() const { return pid_; }
+  const ProcessRef& ref() const { return ref_; }
+
+  // Non-blocking. Once it has exited: "exited with status N" / "was killed by signal N (NAME)".
+  std::optional<std::string> ExitDescription();
+  // SIGKILL and reap (idempotent; also fine after it exited). Async-signal-unsafe; thread-safe
+  // with SendKill().
+  void Kill();
+  // Only kill(pid, SIGKILL) if not reaped yet: for the interrupt watcher thread.
+  void SendKill();
+  // Leave it running: qlaunch exits, QEMU stays.
+  void Detach();
+
+ private:
+  struct Impl;
+  explicit QemuProcess(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  pid_t pid_ = 0;
+  ProcessRef ref_;
+};
+
+// The last `max_lines` lines of a log file (at most max_bytes from its end); "" when absent.
+std::string LogTail(const std::filesystem::path& log, size_t max_lines = 15, size_t max_bytes = 4096);
+
+// sched_setaffinity on every thread of `pid` (each entry of /proc/<pid>/task). Returns how many
+// threads were changed; throws std::runtime_error when none could be.
+size_t SetProcessAffinity(pid_t pid, const IdSet& cpus);
+
+}  // namespace qlaunch::launcher

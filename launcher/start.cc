@@ -1,0 +1,372 @@
+#include "launcher/start.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "launcher/inputs.h"
+#include "launcher/preflight.h"
+#include "launcher/qemu_spawn.h"
+#include "launcher/start_affinity.h"
+#include "launcher/start_interrupt.h"
+#include "launcher/start_memory.h"
+#include "launcher/start_qemu_progress.h"
+#include "launcher/state_dir.h"
+#include "prealloc/progress_line.h"
+#include "qemu_cmd/caps_probe.h"
+#include "qemu_cmd/planner.h"
+#include "qemu_cmd/qmp_client.h"
+
+namespace qlaunch::launcher {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+std::chrono::milliseconds QmpTimeoutFromEnv() {
+  const char* env = std::getenv("QLAUNCH_QMP_TIMEOUT_MS");
+  if (env && *env) {
+    char* end = nullptr;
+    long long ms = std::strtoll(env, &end, 10);
+    if (end && *end == '\0' && ms > 0) return milliseconds(ms);
+    std::fprintf(stderr, "qlaunch: warning: ignoring QLAUNCH_QMP_TIMEOUT_MS=%s (not a positive integer)\n", env);
+  }
+  return std::chrono::seconds(30);
+}
+
+namespace {
+
+// A bad emulator path is reported before probing, naming where the path came from.
+void CheckEmulator(const std::string& emulator, const StartOptions& opts, const domain::DomainDef& def) {
+  struct stat st {};
+  std::string problem;
+  if (::stat(emulator.c_str(), &st) != 0) problem = "does not exist";
+  else if (!S_ISREG(st.st_mode)) problem = "is not a file";
+  else if (::access(emulator.c_str(), X_OK) != 0) problem = "is not executable";
+  if (problem.empty()) return;
+  Diagnostic d;
+  if (!opts.qemu.empty()) {
+    d.message = "emulator " + emulator + " (given by --qemu) " + problem;
+  } else if (!def.devices.emulator.empty()) {
+    d.file = def.file;
+    d.line = def.devices.emulator_line;
+    d.element = "emulator";
+    d.message = "emulator " + emulator + " " + problem + " (use --qemu PATH to choose another)";
+  } else {
+    d.message = "the default emulator " + emulator + " " + problem +
+                " (install qemu-system-x86, or use --qemu PATH or <emulator> in the domain)";
+  }
+  throw DiagnosticError(d);
+}
+
+std::string ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const char* PreallocSummary(const qemu::LaunchPlan& plan) {
+  bool launcher = false, qemu_side = false;
+  for (const auto& b : plan.backends) {
+    launcher |= b.prealloc == qemu::PreallocBy::kLauncher;
+    qemu_side |= b.prealloc == qemu::PreallocBy::kQemu;
+  }
+  return launcher ? "launcher" : qemu_side ? "qemu" : "none";
+}
+
+size_t LauncherBackendCount(const qemu::LaunchPlan& plan) {
+  size_t n = 0;
+  for (const auto& b : plan.backends) n += b.prealloc == qemu::PreallocBy::kLauncher;
+  return n;
+}
+
+uint64_t QemuPreallocBytes(const qemu::LaunchPlan& plan) {
+  uint64_t n = 0;
+  for (const auto& b : plan.backends)
+    if (b.prealloc == qemu::PreallocBy::kQemu) n += b.size_bytes;
+  return n;
+}
+
+// How long QEMU may take to preallocate `bytes` itself: 2 ms per MiB (0.5 GB/s, a slow host).
+milliseconds PreallocAllowance(uint64_t bytes) { return milliseconds((bytes >> 20) * 2); }
+
+std::string TimeoutText(milliseconds qmp_timeout, milliseconds allowance) {
+  std::string s = std::to_string((qmp_timeout + allowance).count()) + " ms (QLAUNCH_QMP_TIMEOUT_MS " +
+                  std::to_string(qmp_timeout.count());
+  if (allowance.count() > 0) s += " + " + std::to_string(allowance.count()) + " for QEMU's preallocation";
+  return s + ")";
+}
+
+// Waits for QEMU's QMP socket to appear while watching QEMU and the interrupt, then connects
+// and reads the greeting with whatever time is left. QEMU preallocates while it creates the
+// machine, before it greets, so the wait includes the preallocation allowance.
+std::unique_ptr<qemu::QmpClient> ConnectQmp(const fs::path& socket, QemuProcess& qemu_proc,
+                                            const StartInterrupt& interrupt, milliseconds qmp_timeout,
+                                            milliseconds allowance) {
+  const auto deadline = Clock::now() + qmp_timeout + allowance;
+  for (;;) {
+    interrupt.ThrowIfInterrupted();
+    if (qemu_proc.ExitDescription()) throw std::runtime_error("QEMU ended before its QMP socket appeared");
+    struct stat st {};
+    if (::stat(socket.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) break;
+    if (Clock::now() >= deadline)
+      throw qemu::QmpTimeout("QEMU (pid " + std::to_string(qemu_proc.pid()) + ") did not open its QMP socket " +
+                             socket.string() + " within " + TimeoutText(qmp_timeout, allowance));
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+  try {
+    return qemu::QmpClient::Connect(socket.string(), std::max(left, milliseconds(100)));
+  } catch (const qemu::QmpTimeout& e) {
+    throw qemu::QmpTimeout(std::string(e.what()) + " (no QMP greeting within " + TimeoutText(qmp_timeout, allowance) +
+                           ")");
+  }
+}
+
+// Thread-contexts only serve preallocation: once it is done, delete them so their idle threads
+// go (libvirt does the object-del too). A backend's prealloc-context is a strong QOM link, so
+// object-del alone leaves the object, and its thread, alive as long as a backend points at it:
+// clear those links first. Failures are warnings; the guest runs either way.
+void DropThreadContexts(qemu::QmpClient& qmp, const qemu::LaunchPlan& plan, milliseconds timeout) {
+  auto attempt = [&](const std::string& what, const std::string& command, const nlohmann::json& args) {
+    try {
+      qmp.Execute(command, args, timeout);
+    } catch (const qemu::QmpTimeout&) {
+      throw;
+    } catch (const qemu::QmpError& e) {
+      std::fprintf(stderr, "qlaunch: warning: %s: %s\n", what.c_str(), e.what());
+    }
+  };
+  for (const auto& b : plan.backends) {
+    if (b.thread_context.empty()) continue;
+    attempt("clearing prealloc-context of " + b.id, "qom-set",
+            {{"path", "/objects/" + b.id}, {"property", "prealloc-context"}, {"value", ""}});
+  }
+  for (const auto& ctx : plan.contexts) attempt("object-del " + ctx.id, "object-del", {{"id", ctx.id}});
+}
+
+// Polls query-status until QEMU says running (after cont, the RESUME event has already come).
+void WaitRunning(qemu::QmpClient& qmp, milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  std::string status;
+  for (;;) {
+    nlohmann::json st = qmp.Execute("query-status", nullptr, timeout);
+    status = st.value("status", "");
+    if (status == "running") return;
+    if (Clock::now() >= deadline) break;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  throw std::runtime_error("QEMU did not start running after 'cont' (query-status says '" + status + "')");
+}
+
+// The message of a start that failed once QEMU was spawned: why QEMU ended (with its log), or
+// that a signal stopped us, or the error itself.
+std::string FailureMessage(const std::string& error, const std::string& name, const StartInterrupt& interrupt,
+                           QemuProcess* qemu_proc, const fs::path& log) {
+  if (int sig = interrupt.signal()) {
+    return "start of domain " + name + " interrupted by " + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+           "; QEMU was killed and everything it held released";
+  }
+  if (qemu_proc) {
+    // QEMU may be on its way out (the error is often the closed QMP socket): give it a moment.
+    std::optional<std::string> ended;
+    for (int i = 0; i < 50 && !(ended = qemu_proc->ExitDescription()); ++i)
+      std::this_thread::sleep_for(milliseconds(10));
+    if (ended) {
+      std::string msg = "QEMU " + *ended + " while starting domain " + name + " (" + error + ")";
+      std::string tail = LogTail(log);
+      msg += tail.empty() ? "; " + log.string() + " is empty" : "; the end of " + log.string() + ":\n" + tail;
+      return msg;
+    }
+  }
+  return error;
+}
+
+}  // namespace
+
+StartReport StartDomain(const StartOptions& opts) {
+  StartReport report;
+  Timings& t = report.timings;
+  const milliseconds qmp_timeout = opts.qmp_timeout.count() > 0 ? opts.qmp_timeout : QmpTimeoutFromEnv();
+
+  // --- inputs: nothing on the host changes until pre-flight has passed ---------------------
+  domain::DomainDef def = LoadDomain(opts.domain_xml);
+  report.name = def.name;
+  t.Mark(Phase::kParse);
+
+  numa::HostTopology host = LoadHost(opts.sysfs);
+  t.Mark(Phase::kTopology);
+
+  const std::string emulator = PickEmulator(opts.qemu, &def);
+  CheckEmulator(emulator, opts, def);
+  qemu::QemuCaps caps = qemu::ProbeCaps(emulator);
+  t.Mark(Phase::kProbe);
+
+  StateDir state(opts.state_root.empty() ? DefaultStateRoot() : opts.state_root);
+  CheckDomainName(def.name);
+  const fs::path dir = state.DomainDir(def.name);
+  qemu::PlanOptions popts;
+  popts.prealloc = opts.prealloc;
+  popts.qmp_socket = (dir / "qmp.sock").string();
+  popts.memory_backing_dir = (dir / "ram").string();
+  popts.emulator = emulator;
+  qemu::LaunchPlan plan = qemu::PlanLaunch(def, host, caps, popts);
+  // The launcher memfds' fd numbers are in the argv: make sure they are free here, and hold
+  // them at once so nothing opened later takes them.
+  const int launcher_fds = static_cast<int>(LauncherBackendCount(plan));
+  if (launcher_fds > 0) {
+    int first = FreeFdBlock(popts.first_launcher_fd, launcher_fds);
+    if (first != popts.first_launcher_fd) {
+      popts.first_launcher_fd = first;
+      plan = qemu::PlanLaunch(def, host, caps, popts);
+    }
+  }
+  FdReservation fd_reservation(popts.first_launcher_fd, launcher_fds);
+  report.prealloc = PreallocSummary(plan);
+  t.Mark(Phase::kPlan);
+
+  // --- pre-flight ---------------------------------------------------------------------------
+  {
+    DomainStatus st = state.Inspect(def.name);  // a clear refusal before the pool check
+    if (fs::exists(dir) && st.kind != DomainStatus::Kind::kStale)
+      throw AlreadyRunningError(def.name, st.qemu_alive ? st.qemu->pid : st.owner->pid,
+                                st.kind == DomainStatus::Kind::kStarting && !st.qemu_alive);
+  }
+  std::vector<Diagnostic> problems = CheckAccelerator(def);
+  for (auto& d : CheckHugepagePools(plan.pool_needs, host)) problems.push_back(std::move(d));
+  if (!problems.empty()) {
+    for (auto& d : problems)
+      if (d.file.empty()) d.file = def.file;
+    throw DiagnosticError(std::move(problems));
+  }
+
+  // --- side effects, each undone by its guard unless the start succeeds ---------------------
+  // Destruction runs bottom-up: actions cleared, QMP closed, QEMU killed, memfds released,
+  // fds closed, mem-path dirs + state dir removed, signal handlers restored.
+  StartInterrupt interrupt;
+  std::optional<StateClaim> claim;
+  std::unique_ptr<prealloc::ProgressLine> progress_line;  // outlives whoever updates it
+  std::unique_ptr<LauncherMemory> memory;
+  std::unique_ptr<QemuProcess> qemu_proc;
+  std::unique_ptr<qemu::QmpClient> qmp;
+  std::unique_ptr<QemuProgress> qemu_progress;
+  struct ClearActions {
+    StartInterrupt& i;
+    ~ClearActions() { i.ClearActions(); }
+  } clear_actions{interrupt};
+  const fs::path log = dir / "qemu.log";
+
+  claim.emplace(StateClaim::Acquire(state, def.name));
+  claim->WriteFile("domain.xml", ReadWholeFile(opts.domain_xml));
+  claim->WriteFile("plan.json", qemu::ToJson(plan).dump(2) + "\n");
+  {
+    std::vector<fs::path> roots;
+    for (const auto& [size, mount] : host.hugetlbfs_mounts) roots.emplace_back(mount);
+    roots.emplace_back(popts.memory_backing_dir);
+    std::set<fs::path> mem_paths;
+    for (const auto& b : plan.backends) mem_paths.insert(fs::path(b.mem_path).lexically_normal());
+    for (const fs::path& d : MissingMemPathDirs(plan, roots)) {
+      std::error_code ec;
+      fs::create_directory(d, ec);
+      if (ec) throw std::runtime_error("cannot create mem-path directory " + d.string() + ": " + ec.message());
+      // The domain's own directories go with it; shared parents (<hugetlbfs>/qlaunch) stay.
+      if (mem_paths.count(d) && d.lexically_relative(dir).native().rfind("..", 0) == 0) claim->AddCleanupPath(d);
+    }
+  }
+  interrupt.ThrowIfInterrupted();
+  t.Mark(Phase::kPreflight);
+
+  IdSet narrowed;
+  try {
+    if (launcher_fds > 0) {
+      memory = LauncherMemory::Create(plan, host);
+      interrupt.OnInterrupt([&memory] { memory->Stop(); });
+      for (auto [fd, target] : memory->Fds()) fd_reservation.Place(target, fd);
+    }
+    interrupt.ThrowIfInterrupted();
+
+    SpawnSpec spec;
+    spec.argv = plan.argv;
+    spec.log_file = log;
+    spec.inherit_fds = fd_reservation.fds();
+    spec.affinity = narrowed = PreallocAffinity(plan, caps, host);
+    qemu_proc = QemuProcess::Spawn(spec);
+    interrupt.OnInterrupt([&qemu_proc] { qemu_proc->SendKill(); });
+    claim->RecordQemu(qemu_proc->ref());
+    fd_reservation.Close();  // QEMU has its own copies now
+    if (memory) {
+      prealloc::ProgressFn fn;
+      if (opts.progress) {
+        progress_line = std::make_unique<prealloc::ProgressLine>(stderr);
+        fn = [line = progress_line.get()](uint64_t done, uint64_t total) { line->Update(done, total); };
+      }
+      memory->StartPopulate(std::move(fn));
+    }
+    // QEMU preallocates during its start-up (7.2 before it even greets on QMP): show what its
+    // process has resident meanwhile.
+    const uint64_t qemu_bytes = QemuPreallocBytes(plan);
+    if (opts.progress && qemu_bytes > 0 && !progress_line) {
+      progress_line = std::make_unique<prealloc::ProgressLine>(stderr);
+      qemu_progress = std::make_unique<QemuProgress>(qemu_proc->pid(), qemu_bytes, progress_line.get());
+    }
+    t.Mark(Phase::kSpawn);
+
+    const milliseconds allowance = PreallocAllowance(qemu_bytes);
+    qmp = ConnectQmp(dir / "qmp.sock", *qemu_proc, interrupt, qmp_timeout, allowance);
+    t.Mark(Phase::kQmpReady);
+
+    // The reply to qmp_capabilities comes once QEMU's start-up preallocation is done.
+    qmp->Execute("qmp_capabilities", nullptr, qmp_timeout + allowance);
+    if (qemu_progress) qemu_progress->Finish();
+    if (!narrowed.Empty()) SetProcessAffinity(qemu_proc->pid(), host.usable_cpus);
+    if (memory) {
+      memory->Wait();
+      memory->Release();
+    }
+    if (progress_line) progress_line->Finish();
+    interrupt.ThrowIfInterrupted();
+    t.Mark(Phase::kPrealloc);
+
+    DropThreadContexts(*qmp, plan, qmp_timeout);
+    qmp->Execute("cont", nullptr, qmp_timeout);
+    WaitRunning(*qmp, qmp_timeout);
+    t.Mark(Phase::kCont);
+  } catch (const std::exception& e) {
+    if (qemu_progress) qemu_progress->Finish();
+    if (memory) {  // stop and join the workers (their error, if any, is not the news here)
+      memory->Stop();
+      try {
+        memory->Wait();
+      } catch (const std::exception&) {
+      }
+    }
+    if (progress_line) progress_line->Finish();
+    throw std::runtime_error(FailureMessage(e.what(), def.name, interrupt, qemu_proc.get(), log));
+  }
+
+  // --- success: QEMU stays, the state stays -----------------------------------------------
+  interrupt.ClearActions();
+  qmp.reset();
+  claim->Commit();
+  qemu_proc->Detach();
+  report.pid = qemu_proc->pid();
+  t.Finish();
+  return report;
+}
+
+}  // namespace qlaunch::launcher

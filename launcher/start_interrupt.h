@@ -1,0 +1,43 @@
+// StartInterrupt: SIGINT/SIGTERM during `qlaunch start`. While alive, the signals do not kill
+// qlaunch; the handler only records the signal and wakes a watcher thread, which runs the
+// registered actions (raise the preallocator's stop flag, SIGKILL the QEMU being started: that
+// also ends any QMP wait, since QEMU's socket closes). The start then fails through its normal
+// error path, whose RAII guards release everything. Previous handlers come back on
+// destruction. One at a time per process.
+#pragma once
+
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace qlaunch::launcher {
+
+class StartInterrupt {
+ public:
+  StartInterrupt();
+  ~StartInterrupt();
+  StartInterrupt(const StartInterrupt&) = delete;
+  StartInterrupt& operator=(const StartInterrupt&) = delete;
+
+  // Runs on the watcher thread when a signal arrives (at once if one already has).
+  void OnInterrupt(std::function<void()> action);
+  // Drops every action (before the objects they touch go away).
+  void ClearActions();
+
+  int signal() const;  // 0, SIGINT or SIGTERM
+  // Throws std::runtime_error("interrupted by SIGINT") when a signal arrived.
+  void ThrowIfInterrupted() const;
+
+ private:
+  void Watch();
+  void Fire();
+  int wake_fd_ = -1;
+  int stop_fd_ = -1;
+  std::mutex mu_;
+  std::vector<std::function<void()>> actions_;
+  bool fired_ = false;
+  std::thread watcher_;
+};
+
+}  // namespace qlaunch::launcher

@@ -1,0 +1,56 @@
+// LauncherMemory: the launcher-populated backends of one start (PreallocBy::kLauncher), built
+// from the prealloc module's parts so QEMU can be spawned between creating the memfds and
+// populating them:
+//   Create()         memfd + mapping + mbind per backend (a short hugepage pool fails here)
+//   (spawn QEMU; it inherits the memfds at MemoryBackend::launcher_fd)
+//   StartPopulate()  pinned workers fault the pages in, on a background thread
+//   Wait()           joins; rethrows PreallocError / PreallocCancelled
+//   Release()        unmaps and closes our copies: QEMU's fds keep the pages
+// Destruction stops the workers (if running), joins them and releases everything.
+#pragma once
+
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "numa/host_topology.h"
+#include "prealloc/mapping.h"
+#include "prealloc/memfd.h"
+#include "prealloc/populate.h"
+#include "qemu_cmd/launch_plan.h"
+
+namespace qlaunch::launcher {
+
+class LauncherMemory {
+ public:
+  // Nothing to do when the plan has no launcher backends (empty()).
+  static std::unique_ptr<LauncherMemory> Create(const qemu::LaunchPlan& plan, const numa::HostTopology& host);
+  ~LauncherMemory();
+
+  bool empty() const { return memfds_.empty(); }
+  uint64_t bytes() const { return bytes_; }
+  // (fd in this process, the number QEMU expects it at), one per launcher backend.
+  std::vector<std::pair<int, int>> Fds() const;
+
+  void StartPopulate(prealloc::ProgressFn progress);
+  void Stop() { stop_.store(true); }  // thread-safe; the workers end at their next chunk
+  prealloc::PopulateResult Wait();
+  void Release();
+
+ private:
+  LauncherMemory() = default;
+  std::vector<prealloc::Memfd> memfds_;
+  std::vector<prealloc::Mapping> mappings_;
+  std::vector<prealloc::PopulateRegion> regions_;
+  std::vector<int> target_fds_;
+  uint64_t bytes_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread worker_;
+  prealloc::PopulateResult result_;
+  std::exception_ptr error_;
+};
+
+}  // namespace qlaunch::launcher

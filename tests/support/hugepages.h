@@ -1,0 +1,52 @@
+// Test helpers for the host's default-size (2 MiB on x86) hugepage pool: read the counters and,
+// as root, resize the pool for the length of a test (restored on destruction). Resizing goes
+// through /proc/sys/vm/nr_hugepages; the kernel may take a while the first time it has to
+// find contiguous memory, so tests keep their sizes small.
+//
+// The pool is one per host, and tests of several binaries (ctest -j, or other test runs on the
+// same machine) would see each other's pages come and go. So a HugepagePool also holds an
+// exclusive flock on kHugepageLockFile for its whole life: every test that sizes the pool or
+// counts free pages through it runs alone with respect to the others that do.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace qlaunch::testing {
+
+// A field of /proc/meminfo ("HugePages_Free", "Hugepagesize" in kB, ...); nullopt if absent.
+std::optional<uint64_t> MeminfoValue(const std::string& key);
+uint64_t HugepagesFree();
+uint64_t HugepagesTotal();
+uint64_t DefaultHugepageBytes();  // Hugepagesize
+
+inline constexpr const char* kHugepageLockFile = "/tmp/qlaunch-hugepages.lock";
+
+class HugepagePool {
+ public:
+  // Makes the pool hold at least `free_pages` free pages (AtLeast) or exactly that many
+  // (Exactly), keeping every page in use where it is. ok() tells whether the kernel complied;
+  // error() says why not (not root, not enough memory, ...).
+  static HugepagePool AtLeast(uint64_t free_pages);
+  static HugepagePool Exactly(uint64_t free_pages);
+
+  HugepagePool(HugepagePool&& o) noexcept;
+  HugepagePool& operator=(HugepagePool&&) = delete;
+  ~HugepagePool();  // writes back the nr_hugepages found at construction, then unlocks
+
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+
+ private:
+  HugepagePool() = default;
+  void Resize(uint64_t free_pages, bool exact);
+  int lock_fd_ = -1;
+  std::optional<uint64_t> original_total_;
+  std::string error_;
+};
+
+// Writes nr_hugepages; false (with *error) when that fails.
+bool SetNrHugepages(uint64_t pages, std::string* error);
+
+}  // namespace qlaunch::testing

@@ -1,0 +1,278 @@
+#include "support/launch_env.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "launcher/preflight.h"
+
+namespace qlaunch::testing {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<pid_t> AllPids() {
+  std::vector<pid_t> pids;
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string n = it->path().filename().string();
+    if (!n.empty() && n.find_first_not_of("0123456789") == std::string::npos) pids.push_back(std::stoi(n));
+  }
+  return pids;
+}
+
+}  // namespace
+
+std::string CheckQemuVersion(const std::string& binary, const std::string& major_minor) {
+  if (::access(binary.c_str(), X_OK) != 0) return binary + " is not installed";
+  RunningProcess p({binary, "--version"}, {});
+  RunResult r = p.Wait(std::chrono::seconds(30));
+  if (r.exit_code != 0) return binary + " --version failed: " + r.Describe();
+  std::string want = "QEMU emulator version " + major_minor;
+  if (r.out.rfind(want, 0) != 0 || (r.out.size() > want.size() && std::isdigit(r.out[want.size()])))
+    return binary + " is not QEMU " + major_minor + ": " + r.out.substr(0, r.out.find('\n'));
+  return "";
+}
+
+std::string SmallDomainXml(const SmallDomain& d) {
+  std::string type = d.type.empty() ? (KvmWorks() ? "kvm" : "qemu") : d.type;
+  std::ostringstream x;
+  x << "<domain type='" << type << "'>\n"
+    << "  <name>" << d.name << "</name>\n"
+    << "  <memory unit='MiB'>" << d.cells * d.cell_mib << "</memory>\n"
+    << "  <memoryBacking>\n"
+    << "    <hugepages><page size='2' unit='MiB'/></hugepages>\n"
+    << "    <source type='memfd'/>\n"
+    << "    <access mode='shared'/>\n"
+    << "    <allocation mode='immediate'/>\n"
+    << "  </memoryBacking>\n"
+    << "  <vcpu placement='static'>" << d.cells << "</vcpu>\n"
+    << "  <numatune><memory mode='strict' nodeset='0'/></numatune>\n"
+    << "  <os><type arch='x86_64' machine='" << d.machine << "'>hvm</type></os>\n"
+    << "  <cpu mode='custom'>\n"
+    << "    <model>qemu64</model>\n"
+    << "    <topology sockets='" << d.cells << "' cores='1' threads='1'/>\n"
+    << "    <numa>\n";
+  for (unsigned c = 0; c < d.cells; ++c)
+    x << "      <cell id='" << c << "' cpus='" << c << "' memory='" << d.cell_mib << "' unit='MiB'/>\n";
+  x << "    </numa>\n"
+    << "  </cpu>\n"
+    << "  <devices>\n";
+  if (!d.emulator.empty()) x << "    <emulator>" << d.emulator << "</emulator>\n";
+  x << "    <memballoon model='none'/>\n"
+    << "  </devices>\n"
+    << "</domain>\n";
+  return x.str();
+}
+
+bool KvmWorks() { return launcher::KvmUsable(nullptr); }
+
+bool PidGone(pid_t pid) {
+  std::string stat = Slurp("/proc/" + std::to_string(pid) + "/stat");
+  if (stat.empty()) return true;
+  size_t paren = stat.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'Z') return false;
+  // A zombie leader is gone only once no other thread of it is still exiting.
+  std::error_code ec;
+  size_t tasks = 0;
+  for (fs::directory_iterator it("/proc/" + std::to_string(pid) + "/task", ec), end; !ec && it != end;
+       it.increment(ec))
+    ++tasks;
+  return tasks <= 1;
+}
+
+std::vector<pid_t> LivePidsWithCmdline(const std::string& needle) {
+  std::vector<pid_t> out;
+  for (pid_t pid : AllPids()) {
+    if (pid == ::getpid() || PidGone(pid)) continue;
+    std::string cmd = Slurp("/proc/" + std::to_string(pid) + "/cmdline");
+    for (char& c : cmd)
+      if (c == '\0') c = ' ';
+    if (cmd.find(needle) != std::string::npos) out.push_back(pid);
+  }
+  return out;
+}
+
+std::vector<pid_t> PidsHoldingFd(const std::string& needle) {
+  std::vector<pid_t> out;
+  for (pid_t pid : AllPids()) {
+    std::error_code ec;
+    for (fs::directory_iterator it("/proc/" + std::to_string(pid) + "/fd", ec), end; !ec && it != end;
+         it.increment(ec)) {
+      std::error_code lec;
+      fs::path target = fs::read_symlink(it->path(), lec);
+      if (!lec && target.string().find(needle) != std::string::npos) {
+        out.push_back(pid);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+void LaunchTest::SetUp() {
+  // QEMU outlives `qlaunch start` (its parent); as subreaper this test adopts it and can reap
+  // it, so "gone" below means exited and reaped, not a zombie parked under pid 1.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  char tmpl[] = "/tmp/qlaunch-launch-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  tmp_ = tmpl;
+  fs::create_directories(tmp_ / "cache");
+}
+
+void LaunchTest::TearDown() {
+  // Whatever a failed test left running on our state dir goes; then reap every adopted child.
+  for (pid_t pid : LivePidsWithCmdline(StateDir().string())) ::kill(pid, SIGKILL);
+  for (int i = 0; i < 200 && !LivePidsWithCmdline(StateDir().string()).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+  std::error_code ec;
+  fs::remove_all(tmp_, ec);
+}
+
+Env LaunchTest::BaseEnv() const {
+  return Env{{"QLAUNCH_STATE_DIR", StateDir().string()}, {"QLAUNCH_CACHE_DIR", (tmp_ / "cache").string()}};
+}
+
+std::string LaunchTest::WriteDomain(const SmallDomain& d) {
+  fs::path path = tmp_ / (d.name + ".xml");
+  std::ofstream(path) << SmallDomainXml(d);
+  return path.string();
+}
+
+RunResult LaunchTest::Qlaunch(const std::vector<std::string>& args, const Env& extra,
+                              std::chrono::milliseconds timeout) {
+  Env env = BaseEnv();
+  for (const auto& [k, v] : extra) env[k] = v;
+  return RunQlaunch(args, env, timeout);
+}
+
+void LaunchTest::ExpectHostClean(const std::string& name, pid_t qemu_pid, uint64_t free_before) {
+  if (qemu_pid > 0) {
+    EXPECT_TRUE(PidGone(qemu_pid)) << "QEMU pid " << qemu_pid << " still runs";
+    // Adopted by us as subreaper: reap it, proving it exited.
+    int status = 0;
+    pid_t r = ::waitpid(qemu_pid, &status, WNOHANG);
+    EXPECT_TRUE(r == qemu_pid || (r < 0 && errno == ECHILD)) << "waitpid " << qemu_pid << " -> " << r;
+    EXPECT_FALSE(fs::exists("/proc/" + std::to_string(qemu_pid))) << "QEMU pid " << qemu_pid << " still exists";
+  }
+  EXPECT_EQ(LivePidsWithCmdline(DomainStateDir(name).string()), std::vector<pid_t>{})
+      << "processes still use " << DomainStateDir(name);
+  EXPECT_EQ(PidsHoldingFd("memfd:qlaunch:" + name + ":"), std::vector<pid_t>{}) << "memfds of " << name << " held";
+  EXPECT_EQ(HugepagesFree(), free_before) << "hugepages not returned";
+  EXPECT_FALSE(fs::exists(DomainStateDir(name))) << DomainStateDir(name) << " left behind";
+}
+
+}  // namespace qlaunch::testing
+
+namespace qlaunch::testing {
+
+void LaunchTest::StartListDestroy(const std::string& qemu, const std::vector<std::string>& start_flags,
+                                  const std::string& want_prealloc) {
+  SmallDomain d;
+  const uint64_t pages = d.Bytes() / (2u << 20);
+  ASSERT_EQ(DefaultHugepageBytes(), 2u << 20) << "these tests assume 2 MiB default hugepages";
+  HugepagePool pool = HugepagePool::AtLeast(pages + 8);
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
+  const std::string xml = WriteDomain(d);
+  const uint64_t free_before = HugepagesFree();
+
+  std::vector<std::string> args = {"start", "--json", "--qemu", qemu};
+  args.insert(args.end(), start_flags.begin(), start_flags.end());
+  args.push_back(xml);
+  RunResult start = Qlaunch(args);
+  ASSERT_EQ(start.exit_code, 0) << start.Describe();
+  nlohmann::json report = nlohmann::json::parse(start.out);
+  EXPECT_EQ(report["name"], d.name);
+  EXPECT_EQ(report["prealloc"], want_prealloc) << report.dump();
+  ASSERT_TRUE(report["pid"].is_number_integer()) << report.dump();
+  const pid_t pid = report["pid"].get<pid_t>();
+  double sum = 0;
+  for (const char* phase : {"parse", "topology", "probe", "plan", "preflight", "spawn", "qmp_ready", "prealloc",
+                            "cont"}) {
+    ASSERT_TRUE(report["timings_ms"][phase].is_number()) << phase << " in " << report.dump();
+    EXPECT_GE(report["timings_ms"][phase].get<double>(), 0.0) << phase;
+    sum += report["timings_ms"][phase].get<double>();
+  }
+  EXPECT_LE(sum, report["timings_ms"]["total"].get<double>() + 0.01) << report.dump();
+  std::printf("[ timings  ] %s\n", report.dump().c_str());
+
+  // QEMU runs on its own (qlaunch has exited), with its state recorded.
+  const fs::path dir = DomainStateDir(d.name);
+  EXPECT_FALSE(PidGone(pid));
+  EXPECT_EQ(Slurp(dir / "pid"), std::to_string(pid) + "\n");
+  EXPECT_EQ(Slurp(dir / "domain.xml"), Slurp(xml));
+  EXPECT_TRUE(fs::exists(dir / "qmp.sock"));
+  EXPECT_TRUE(fs::exists(dir / "qemu.log"));
+  EXPECT_FALSE(fs::exists(dir / "owner"));
+  nlohmann::json plan = nlohmann::json::parse(Slurp(dir / "plan.json"));
+  EXPECT_TRUE(plan.contains("argv")) << plan.dump();
+  std::string cmdline = Slurp("/proc/" + std::to_string(pid) + "/cmdline");
+  EXPECT_NE(cmdline.find((dir / "qmp.sock").string()), std::string::npos);
+
+  // Exactly the VM's memory left the free pool; launcher memfds are held by QEMU alone.
+  EXPECT_EQ(free_before - HugepagesFree(), pages);
+  std::vector<pid_t> memfd_holders = PidsHoldingFd("memfd:qlaunch:" + d.name + ":");
+  if (want_prealloc == "launcher") {
+    EXPECT_EQ(memfd_holders, std::vector<pid_t>{pid});
+  } else {
+    EXPECT_EQ(memfd_holders, std::vector<pid_t>{});
+  }
+
+  // The thread-contexts served preallocation only: none of their threads ("TC <id>") is left.
+  if (want_prealloc == "qemu" && qemu == kQemu72) {
+    EXPECT_FALSE(plan["thread_contexts"].empty()) << "QEMU 7.2 preallocates with thread-contexts";
+  }
+  if (plan.contains("thread_contexts")) {
+    std::string threads;
+    std::error_code ec;
+    for (fs::directory_iterator it("/proc/" + std::to_string(pid) + "/task", ec), end; !ec && it != end;
+         it.increment(ec))
+      threads += Slurp(it->path() / "comm");
+    for (const auto& ctx : plan["thread_contexts"])
+      EXPECT_EQ(threads.find("TC " + ctx.value("id", std::string())), std::string::npos)
+          << "thread-context thread left:\n" << threads;
+  }
+
+  RunResult list = Qlaunch({"list", "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.Describe();
+  EXPECT_EQ(nlohmann::json::parse(list.out),
+            nlohmann::json::parse(R"([{"name":")" + d.name + R"(","pid":)" + std::to_string(pid) +
+                                  R"(,"state":"running"}])"));
+
+  RunResult again = Qlaunch({"start", "--qemu", qemu, xml});
+  EXPECT_EQ(again.exit_code, 1) << again.Describe();
+  EXPECT_NE(again.err.find("domain " + d.name + " is already running (pid " + std::to_string(pid) + ")"),
+            std::string::npos)
+      << again.Describe();
+  EXPECT_EQ(free_before - HugepagesFree(), pages) << "the refused start took hugepages";
+
+  RunResult destroy = Qlaunch({"destroy", d.name});
+  EXPECT_EQ(destroy.exit_code, 0) << destroy.Describe();
+  ExpectHostClean(d.name, pid, free_before);
+
+  list = Qlaunch({"list", "--json"});
+  EXPECT_EQ(list.out, "[]\n") << list.Describe();
+  destroy = Qlaunch({"destroy", d.name});
+  EXPECT_EQ(destroy.exit_code, 1) << destroy.Describe();
+  EXPECT_NE(destroy.err.find("domain " + d.name + " is not running"), std::string::npos) << destroy.Describe();
+}
+
+}  // namespace qlaunch::testing

@@ -1,0 +1,78 @@
+// Shared ground for the real-QEMU launch tests (tests/launch_*_test.cc): a temporary
+// QLAUNCH_STATE_DIR and capability cache per test, small domain XMLs, and checks of the host
+// after the fact (processes, memfds, hugepages, state directory).
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/hugepages.h"
+#include "support/qlaunch_run.h"
+
+namespace qlaunch::testing {
+
+inline constexpr const char* kQemu72 = "/usr/bin/qemu-system-x86_64";
+inline constexpr const char* kQemu52 = "/opt/qlaunch/qemu-5.2/bin/qemu-system-x86_64";
+
+// "" when `binary` runs and reports "QEMU emulator version <major.minor>...", else why not.
+std::string CheckQemuVersion(const std::string& binary, const std::string& major_minor);
+
+struct SmallDomain {
+  std::string name = "qlaunch-it";
+  unsigned cells = 2;
+  unsigned cell_mib = 64;      // per cell, on 2 MiB hugepages, shared memfd, bound to host node 0
+  std::string machine = "pc";
+  std::string type;            // "" = kvm when /dev/kvm is usable, else qemu (TCG)
+  std::string emulator;        // <emulator>; "" = none
+  uint64_t Bytes() const { return uint64_t{cells} * cell_mib << 20; }
+};
+std::string SmallDomainXml(const SmallDomain& d);
+
+bool KvmWorks();
+
+// The process is gone: no /proc entry, or a zombie (exited, not yet reaped) with no thread
+// still exiting.
+bool PidGone(pid_t pid);
+// Live (non-zombie) processes whose command line contains `needle`.
+std::vector<pid_t> LivePidsWithCmdline(const std::string& needle);
+// Processes with an fd whose link target contains `needle` (e.g. "memfd:qlaunch:NAME").
+std::vector<pid_t> PidsHoldingFd(const std::string& needle);
+
+class LaunchTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  const std::filesystem::path& tmp() const { return tmp_; }
+  std::filesystem::path StateDir() const { return tmp_ / "state"; }
+  std::filesystem::path DomainStateDir(const std::string& name) const { return StateDir() / name; }
+  Env BaseEnv() const;
+
+  // Writes the XML to <tmp>/<name>.xml and returns its path.
+  std::string WriteDomain(const SmallDomain& d);
+  RunResult Qlaunch(const std::vector<std::string>& args, const Env& extra = {},
+                    std::chrono::milliseconds timeout = std::chrono::minutes(2));
+
+  // After a domain is gone: its QEMU (pid, when known) is gone and reaped, no QEMU runs on
+  // our state dir, nobody holds its memfds, the free hugepages are back to `free_before`, and
+  // its state directory is gone.
+  void ExpectHostClean(const std::string& name, pid_t qemu_pid, uint64_t free_before);
+
+  // The whole life of a small domain on `qemu` with `start_flags` (e.g. --prealloc launcher):
+  // start --json -> state files -> hugepages taken -> list shows it running -> a second start
+  // is refused -> destroy -> ExpectHostClean -> list is empty -> destroy says not running.
+  // Skips when the hugepage pool cannot be sized (not root).
+  void StartListDestroy(const std::string& qemu, const std::vector<std::string>& start_flags,
+                        const std::string& want_prealloc);
+
+ private:
+  std::filesystem::path tmp_;
+};
+
+}  // namespace qlaunch::testing

@@ -48,10 +48,11 @@ class MemPolicyOnMapping : public ::testing::TestWithParam<uint64_t> {};
 TEST_P(MemPolicyOnMapping, AppliedBeforeTouching) {
   if (!HaveNuma()) GTEST_SKIP() << "kernel without NUMA policy support";
   const uint64_t page = GetParam();
-  std::optional<testing::ScopedHugepages> pool;
+  std::optional<testing::HugepagePool> pool;
   if (page != 4096) {
-    pool.emplace(4, page);
-    if (!pool->ok()) GTEST_SKIP() << pool->why();
+    ASSERT_EQ(page, qlaunch::testing::DefaultHugepageBytes());
+    pool.emplace(testing::HugepagePool::AtLeast(4));
+    if (!pool->ok()) GTEST_SKIP() << pool->error();
   }
   for (const char* policy : {"bind", "preferred", "interleave"}) {
     SCOPED_TRACE(policy);

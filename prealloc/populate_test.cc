@@ -61,8 +61,8 @@ TEST_P(PopulateMethods, OrdinaryPagesAllPopulated) {
 }
 
 TEST_P(PopulateMethods, HugePagesTakeExactlyTheirPagesFromThePool) {
-  testing::ScopedHugepages pool(32);
-  if (!pool.ok()) GTEST_SKIP() << pool.why();
+  auto pool = testing::HugepagePool::AtLeast(32);
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
   const uint64_t free_before = *FreeHugepages(k2M);
   TestRegion r("p2m", 64 * kMiB, k2M);
   r.region.threads = 2;
@@ -203,8 +203,8 @@ TEST(Populate, StopFlagEndsWorkersEarly) {
 // Without a reservation at mmap time, a short pool shows up while populating: ENOMEM/EFAULT
 // from MADV_POPULATE_WRITE, SIGBUS when touching.
 TEST_P(PopulateMethods, ShortPoolIsAnErrorNamingNodeAndPageSize) {
-  testing::ScopedHugepages pool(16);
-  if (!pool.ok()) GTEST_SKIP() << pool.why();
+  auto pool = testing::HugepagePool::AtLeast(16);
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
   if (testing::ReadNumber("/proc/sys/vm/nr_overcommit_hugepages").value_or(0) != 0)
     GTEST_SKIP() << "surplus hugepages are allowed (nr_overcommit_hugepages)";
   const uint64_t free_before = *FreeHugepages(k2M);

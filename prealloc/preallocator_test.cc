@@ -65,8 +65,8 @@ TEST(Preallocate, OrdinaryPagesRegionsAllPopulated) {
 
 TEST(Preallocate, HugePagesBoundToNodeZero) {
   if (!HaveNuma()) GTEST_SKIP() << "kernel without NUMA policy support";
-  testing::ScopedHugepages pool(64);
-  if (!pool.ok()) GTEST_SKIP() << pool.why();
+  auto pool = testing::HugepagePool::AtLeast(64);
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
   const uint64_t free_before = *FreeHugepages(k2M);
   std::vector<RegionSpec> specs{Spec("node0-a", 64 * kMiB, k2M, {0}), Spec("node0-b", 64 * kMiB, k2M, {0})};
   {
@@ -120,8 +120,8 @@ TEST(Preallocate, BadSpecsFailBeforeCreatingAnything) {
 }
 
 TEST(Preallocate, PoolExhaustionNamesNodeAndPageSizeAndGivesEverythingBack) {
-  testing::ScopedHugepages pool(16);
-  if (!pool.ok()) GTEST_SKIP() << pool.why();
+  auto pool = testing::HugepagePool::AtLeast(16);
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
   const size_t fds = testing::CountOpenFds();
   const uint64_t free_before = *FreeHugepages(k2M);
   const uint64_t pages = free_before + 8;
@@ -142,8 +142,8 @@ TEST(Preallocate, PoolExhaustionNamesNodeAndPageSizeAndGivesEverythingBack) {
 }
 
 TEST(Preallocate, CancellationReleasesEverything) {
-  testing::ScopedHugepages pool(32);
-  if (!pool.ok()) GTEST_SKIP() << pool.why();
+  auto pool = testing::HugepagePool::AtLeast(32);
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
   const size_t fds = testing::CountOpenFds();
   const uint64_t free_before = *FreeHugepages(k2M);
   std::atomic<bool> stop{true};

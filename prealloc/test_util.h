@@ -1,6 +1,8 @@
 // Helpers for the prealloc tests only (header-only: not part of the library).
 #pragma once
 
+#include "support/hugepages.h"
+
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -60,50 +62,8 @@ inline uint64_t ResidentThroughFreshMapping(int fd, uint64_t size) {
   return resident;
 }
 
-// Makes sure `pages` pages of `page_bytes` are free in the host pool, growing nr_hugepages
-// when needed (root only); puts nr_hugepages back on destruction. ok() false (with why())
-// when that is impossible: the caller skips.
-class ScopedHugepages {
- public:
-  explicit ScopedHugepages(uint64_t pages, uint64_t page_bytes = k2M)
-      : nr_path_(HugepagePoolDir(page_bytes) / "nr_hugepages") {
-    std::optional<uint64_t> free = FreeHugepages(page_bytes);
-    std::optional<uint64_t> nr = ReadNumber(nr_path_);
-    if (!free || !nr) {
-      why_ = "no pool of " + std::to_string(page_bytes >> 10) + " KiB hugepages on this kernel";
-      return;
-    }
-    if (*free >= pages) {
-      ok_ = true;
-      return;
-    }
-    if (geteuid() != 0) {
-      why_ = "needs root to reserve hugepages (only " + std::to_string(*free) + " free)";
-      return;
-    }
-    old_nr_ = *nr;
-    if (!WriteNumber(nr_path_, *nr + (pages - *free)) || FreeHugepages(page_bytes).value_or(0) < pages) {
-      why_ = "could not reserve " + std::to_string(pages) + " hugepages (memory too fragmented?)";
-      Restore();
-      return;
-    }
-    ok_ = true;
-  }
-  ~ScopedHugepages() { Restore(); }
-  ScopedHugepages(const ScopedHugepages&) = delete;
-  ScopedHugepages& operator=(const ScopedHugepages&) = delete;
-
-  bool ok() const { return ok_; }
-  const std::string& why() const { return why_; }
-
- private:
-  void Restore() {
-    if (old_nr_) WriteNumber(nr_path_, *std::exchange(old_nr_, std::nullopt));
-  }
-  std::filesystem::path nr_path_;
-  std::optional<uint64_t> old_nr_;
-  bool ok_ = false;
-  std::string why_;
-};
+// The hugepage pool is sized through tests/support/hugepages.h (HugepagePool), which also
+// serialises every test that counts free pages, across test binaries.
+using qlaunch::testing::HugepagePool;
 
 }  // namespace qlaunch::prealloc::testing

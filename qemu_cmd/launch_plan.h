@@ -25,7 +25,7 @@ struct ThreadContext {
 };
 
 struct MemoryBackend {
-  std::string id;        // "ram-node<cell>", "pc.ram", "memdimm<N>"
+  std::string id;        // "ram-node<cell>", "pc.ram", "memdimm<slot>", "memnvdimm<slot>"
   BackendType type = BackendType::kRam;
   uint64_t size_bytes = 0;
   IdSet host_nodes;      // empty: no binding
@@ -41,6 +41,13 @@ struct MemoryBackend {
   bool discard = false;           // discard-data
   std::optional<unsigned> guest_node;  // the -numa node / dimm target it serves
   bool is_device = false;         // dimm/nvdimm backend (rendered with its -device)
+  // Added by the planner (not rendered): the CPUs the threads that populate this backend run
+  // on (its thread-context's CPUs, or for launcher backends the CPUs the launcher's workers
+  // should use); empty when nobody preallocates.
+  IdSet prealloc_cpus;
+  // Launcher backends: how many worker threads the launcher should populate with (the
+  // domain's <allocation threads>, else sized like prealloc-threads); 0 otherwise.
+  unsigned launcher_threads = 0;
 };
 
 struct MemoryDeviceArg {  // -device pc-dimm / nvdimm after its backend
@@ -58,6 +65,7 @@ struct PlanOptions {
   std::string memory_backing_dir;  // for non-hugetlb file backends; default /run/qlaunch/<name>/ram
   int first_launcher_fd = 3;       // fd numbers for launcher-populated memfds start here
   std::string log_file;            // serial of type pty -> file here, when set
+  std::string emulator;            // argv[0] when caps.binary is empty (before the domain's <emulator>)
 };
 
 struct LaunchPlan {
@@ -72,10 +80,16 @@ struct LaunchPlan {
   // Hugepages the plan takes from each host pool: (node or -1 for unbound, page bytes) -> pages.
   struct PoolNeed { int node; uint64_t page_bytes; uint64_t pages; };
   std::vector<PoolNeed> pool_needs;
+
+  uint64_t initial_memory_bytes = 0;  // what -m size= says (boot memory, without DIMMs)
 };
 
 const char* ToString(BackendType t);
 const char* ToString(PreallocBy p);
+const char* ToString(PreallocMode m);
+// The QOM type the backend is rendered as: launcher backends are memory-backend-file on
+// /proc/self/fd/N even though their memory is a memfd (type kMemfd).
+const char* QomType(const MemoryBackend& b);
 // The JSON object `domxml-to-native --format json` prints (argv, backends, thread_contexts).
 nlohmann::json ToJson(const LaunchPlan& plan);
 

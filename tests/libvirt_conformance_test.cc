@@ -138,7 +138,9 @@ TEST_P(AcceptedCase, BackendsNumaAndMemLockMatchLibvirt) {
     }
     EXPECT_EQ(got.prealloc == qemu::PreallocBy::kQemu, want.value("prealloc", false));
     // We always size prealloc-threads (difference 3); where libvirt sets it, we agree.
-    if (want.contains("prealloc-threads")) EXPECT_EQ(got.prealloc_threads, want["prealloc-threads"].get<unsigned>());
+    if (want.contains("prealloc-threads")) {
+      EXPECT_EQ(got.prealloc_threads, want["prealloc-threads"].get<unsigned>());
+    }
     EXPECT_EQ(got.host_nodes.Ids(), NodesOf(want, "host-nodes"));
     EXPECT_EQ(got.policy, want.value("policy", ""));
     if (want.contains("prealloc-context")) {
@@ -150,9 +152,13 @@ TEST_P(AcceptedCase, BackendsNumaAndMemLockMatchLibvirt) {
       // Difference 4: libvirt narrows by <vcpu cpuset> (the emulator's default pinning); we do not pin
       // the emulator, so ours may be wider, but never narrower.
       EXPECT_TRUE(libvirt_affinity.IsSubsetOf(ours)) << ours.ToString() << " vs " << libvirt_affinity.ToString();
-      if (name != "memory-hotplug-dimm-addr") EXPECT_EQ(ours, libvirt_affinity);
+      if (name != "memory-hotplug-dimm-addr") {
+        EXPECT_EQ(ours, libvirt_affinity);
+      }
     }
-    if (got.prealloc == qemu::PreallocBy::kQemu) EXPECT_FALSE(got.thread_context.empty()) << "difference 2";
+    if (got.prealloc == qemu::PreallocBy::kQemu) {
+      EXPECT_FALSE(got.thread_context.empty()) << "difference 2";
+    }
   }
 
   // -numa node options are identical strings.

@@ -1,0 +1,87 @@
+#include "qemu_cmd/launch_plan.h"
+
+#include <nlohmann/json.hpp>
+
+namespace qlaunch::qemu {
+
+const char* ToString(BackendType t) {
+  switch (t) {
+    case BackendType::kRam: return "ram";
+    case BackendType::kFile: return "file";
+    case BackendType::kMemfd: return "memfd";
+  }
+  return "?";
+}
+
+const char* ToString(PreallocBy p) {
+  switch (p) {
+    case PreallocBy::kNone: return "none";
+    case PreallocBy::kQemu: return "qemu";
+    case PreallocBy::kLauncher: return "launcher";
+  }
+  return "?";
+}
+
+const char* ToString(PreallocMode m) {
+  switch (m) {
+    case PreallocMode::kAuto: return "auto";
+    case PreallocMode::kQemu: return "qemu";
+    case PreallocMode::kLauncher: return "launcher";
+  }
+  return "?";
+}
+
+const char* QomType(const MemoryBackend& b) {
+  if (b.prealloc == PreallocBy::kLauncher) return "memory-backend-file";
+  switch (b.type) {
+    case BackendType::kRam: return "memory-backend-ram";
+    case BackendType::kFile: return "memory-backend-file";
+    case BackendType::kMemfd: return "memory-backend-memfd";
+  }
+  return "?";
+}
+
+nlohmann::json ToJson(const LaunchPlan& plan) {
+  using Json = nlohmann::json;  // keys come out sorted
+  Json backends = Json::array();
+  for (const MemoryBackend& b : plan.backends) {
+    Json j;
+    j["id"] = b.id;
+    j["size_bytes"] = b.size_bytes;
+    j["host_nodes"] = b.host_nodes.Ids();
+    j["policy"] = b.policy;
+    j["page_size_bytes"] = b.page_size_bytes;
+    j["shared"] = b.shared;
+    j["prealloc"] = ToString(b.prealloc);
+    j["thread_context"] = b.thread_context;
+    j["prealloc_threads"] = b.prealloc_threads;
+    j["type"] = ToString(b.type);
+    j["qom_type"] = QomType(b);
+    j["mem_path"] = b.mem_path;
+    if (b.prealloc == PreallocBy::kLauncher) {
+      j["launcher_fd"] = b.launcher_fd;
+      j["launcher_threads"] = b.launcher_threads;
+    }
+    j["prealloc_cpus"] = b.prealloc_cpus.Ids();
+    if (b.guest_node) j["guest_node"] = *b.guest_node;
+    backends.push_back(std::move(j));
+  }
+  Json contexts = Json::array();
+  for (const ThreadContext& tc : plan.contexts) {
+    Json j;
+    j["id"] = tc.id;
+    j["node_affinity"] = tc.node_affinity.Ids();
+    j["cpus"] = tc.cpus.Ids();
+    contexts.push_back(std::move(j));
+  }
+  Json pools = Json::array();
+  for (const auto& p : plan.pool_needs) pools.push_back({{"node", p.node}, {"page_bytes", p.page_bytes}, {"pages", p.pages}});
+  Json out;
+  out["argv"] = plan.argv;
+  out["backends"] = std::move(backends);
+  out["thread_contexts"] = std::move(contexts);
+  out["pool_needs"] = std::move(pools);
+  return out;
+}
+
+}  // namespace qlaunch::qemu

@@ -1,0 +1,82 @@
+#include "qemu_cmd/planner.h"
+
+#include "qemu_cmd/memory_plan.h"
+#include "qemu_cmd/render_argv.h"
+#include "qemu_cmd/thread_context_plan.h"
+
+namespace qlaunch::qemu {
+
+namespace {
+
+constexpr const char* kDefaultEmulator = "qemu-system-x86_64";
+
+Diagnostic Note(const domain::DomainDef& def, int line, std::string element, std::string message) {
+  Diagnostic d;
+  d.severity = Severity::kWarning;
+  d.file = def.file;
+  d.line = line;
+  d.element = std::move(element);
+  d.message = std::move(message);
+  return d;
+}
+
+std::string PickEmulator(const domain::DomainDef& def, const QemuCaps& caps, const PlanOptions& opts) {
+  if (!caps.binary.empty()) return caps.binary;
+  if (!opts.emulator.empty()) return opts.emulator;
+  if (!def.devices.emulator.empty()) return def.devices.emulator;
+  return kDefaultEmulator;
+}
+
+// -accel: kvm for <domain type='kvm'> when this QEMU can use KVM here, tcg otherwise.
+std::string PickAccel(const domain::DomainDef& def, const QemuCaps& caps, std::vector<Diagnostic>* notes) {
+  if (def.type != "kvm") return "tcg";
+  if (caps.kvm) return "kvm";
+  notes->push_back(Note(def, 0, "domain", "KVM is not usable with this QEMU on this host; fell back to TCG"));
+  return "tcg";
+}
+
+// -cpu: the model, or what a mode means for the chosen accelerator; "" to leave QEMU's default.
+std::string PickCpu(const domain::DomainDef& def, const std::string& accel, std::vector<Diagnostic>* notes) {
+  const std::string& mode = def.cpu.mode;
+  if (mode == "host-passthrough" || mode == "host-model") {
+    if (accel == "kvm") return "host";
+    notes->push_back(Note(def, def.cpu.line, "cpu", "cpu mode '" + mode + "' needs KVM; using 'max' under TCG"));
+    return "max";
+  }
+  if (mode == "maximum") return "max";
+  return def.cpu.model;
+}
+
+}  // namespace
+
+LaunchPlan PlanLaunch(const domain::DomainDef& def, const numa::HostTopology& host, const QemuCaps& caps,
+                      const PlanOptions& opts) {
+  LaunchPlan plan;
+  plan.name = def.name;
+  plan.emulator = PickEmulator(def, caps, opts);
+
+  MemoryLayout memory = PlanMemory(def, host, caps, opts);
+  plan.notes = memory.notes;
+  plan.contexts = PlanPrealloc(memory.backends, def, host, caps, opts, &plan.notes);
+
+  ArgvInput in;
+  in.def = &def;
+  in.caps = &caps;
+  in.opts = &opts;
+  in.memory = &memory;
+  in.contexts = &plan.contexts;
+  in.emulator = plan.emulator;
+  in.accel = PickAccel(def, caps, &plan.notes);
+  in.cpu_model = PickCpu(def, in.accel, &plan.notes);
+  if (!caps.sandbox)
+    plan.notes.push_back(Note(def, 0, "", "this QEMU has no -sandbox (seccomp); running without it"));
+  plan.argv = RenderArgv(in);
+
+  plan.initial_memory_bytes = memory.initial_bytes;
+  plan.pool_needs = PoolNeeds(memory.backends);
+  plan.backends = std::move(memory.backends);
+  plan.memory_devices = std::move(memory.devices);
+  return plan;
+}
+
+}  // namespace qlaunch::qemu

@@ -1,0 +1,504 @@
+// End-to-end planner tests: DomainDef + HostTopology + QemuCaps built in code (mirroring the
+// fixtures) -> LaunchPlan. Expectations are written from the rules in docs/planner.md.
+#include "qemu_cmd/planner.h"
+
+#include <algorithm>
+#include <functional>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/argv_parts.h"
+#include "tests/support/plan_fixtures.h"
+#include "tests/support/qemu_opts_split.h"
+
+namespace qlaunch::qemu {
+namespace {
+
+using domain::AllocMode;
+using domain::MemAccess;
+using domain::MemSource;
+using domain::NumaMode;
+using namespace qlaunch::testing;
+
+constexpr uint64_t GiB = 1ull << 30;
+
+domain::DomainDef TwoCells(uint64_t each = GiB) {
+  auto d = MakeDomain();
+  SetCells(d, {Cell(0, IdSet{0, 1}, each), Cell(1, IdSet{2, 3}, each)});
+  return d;
+}
+
+struct Scenario {
+  const char* name;
+  std::function<domain::DomainDef()> domain;
+  std::function<numa::HostTopology()> host;
+  QemuCaps caps;
+  PreallocMode mode;
+  std::vector<std::string> want;  // MemoryArgs
+};
+
+std::vector<Scenario> Scenarios() {
+  const std::string huge = R"("mem-path":"/dev/hugepages/qlaunch/vm1")";
+  return {
+      {"two-node: a context per bound node",
+       [] {
+         auto d = TwoCells();
+         SetHugepages(d, {Page(kPage2M)});
+         AddMemnode(d, 0, NumaMode::kStrict, IdSet{0});
+         AddMemnode(d, 1, NumaMode::kStrict, IdSet{1});
+         return d;
+       },
+       TwoNodeHost, Caps72(), PreallocMode::kAuto,
+       {R"(-object {"qom-type":"thread-context","id":"tc-ram-node0","node-affinity":[0]})",
+        R"(-object {"qom-type":"memory-backend-file","id":"ram-node0",)" + huge +
+            R"(,"prealloc":true,"prealloc-threads":4,"size":1073741824,"host-nodes":[0],"policy":"bind","prealloc-context":"tc-ram-node0"})",
+        "-numa node,nodeid=0,cpus=0-1,memdev=ram-node0",
+        R"(-object {"qom-type":"thread-context","id":"tc-ram-node1","node-affinity":[1]})",
+        R"(-object {"qom-type":"memory-backend-file","id":"ram-node1",)" + huge +
+            R"(,"prealloc":true,"prealloc-threads":4,"size":1073741824,"host-nodes":[1],"policy":"bind","prealloc-context":"tc-ram-node1"})",
+        "-numa node,nodeid=1,cpus=2-3,memdev=ram-node1"}},
+
+      {"two-node on 5.2: key=value, no contexts",
+       [] {
+         auto d = TwoCells();
+         SetHugepages(d, {Page(kPage2M)});
+         AddMemnode(d, 0, NumaMode::kStrict, IdSet{0});
+         AddMemnode(d, 1, NumaMode::kStrict, IdSet{1});
+         return d;
+       },
+       TwoNodeHost, Caps52(), PreallocMode::kAuto,
+       {"-object memory-backend-file,id=ram-node0,mem-path=/dev/hugepages/qlaunch/vm1,prealloc=on,prealloc-threads=4,"
+        "size=1073741824,host-nodes=0,policy=bind",
+        "-numa node,nodeid=0,cpus=0-1,memdev=ram-node0",
+        "-object memory-backend-file,id=ram-node1,mem-path=/dev/hugepages/qlaunch/vm1,prealloc=on,prealloc-threads=4,"
+        "size=1073741824,host-nodes=1,policy=bind",
+        "-numa node,nodeid=1,cpus=2-3,memdev=ram-node1"}},
+
+      {"two cells bound to the same node share one context",
+       [] {
+         auto d = TwoCells();
+         SetHugepages(d);
+         SetNumatuneMemory(d, NumaMode::kStrict, IdSet{0});
+         return d;
+       },
+       TwoNodeHost, Caps72(), PreallocMode::kAuto,
+       {R"(-object {"qom-type":"thread-context","id":"tc-ram-node0","node-affinity":[0]})",
+        R"(-object {"qom-type":"memory-backend-file","id":"ram-node0",)" + huge +
+            R"(,"prealloc":true,"prealloc-threads":4,"size":1073741824,"host-nodes":[0],"policy":"bind","prealloc-context":"tc-ram-node0"})",
+        "-numa node,nodeid=0,cpus=0-1,memdev=ram-node0",
+        R"(-object {"qom-type":"memory-backend-file","id":"ram-node1",)" + huge +
+            R"(,"prealloc":true,"prealloc-threads":4,"size":1073741824,"host-nodes":[0],"policy":"bind","prealloc-context":"tc-ram-node0"})",
+        "-numa node,nodeid=1,cpus=2-3,memdev=ram-node1"}},
+
+      {"four-node: CPU-less nodes fall back to the nearest CPU nodes",
+       [] {
+         auto d = TwoCells();
+         SetHugepages(d);
+         AddMemnode(d, 0, NumaMode::kStrict, IdSet{2});
+         AddMemnode(d, 1, NumaMode::kStrict, IdSet{3});
+         return d;
+       },
+       FourNodeCpulessHost, Caps72(), PreallocMode::kAuto,
+       {R"(-object {"qom-type":"thread-context","id":"tc-ram-node0","node-affinity":[0]})",
+        R"(-object {"qom-type":"memory-backend-file","id":"ram-node0",)" + huge +
+            R"(,"prealloc":true,"prealloc-threads":4,"size":1073741824,"host-nodes":[2],"policy":"bind","prealloc-context":"tc-ram-node0"})",
+        "-numa node,nodeid=0,cpus=0-1,memdev=ram-node0",
+        R"(-object {"qom-type":"thread-context","id":"tc-ram-node1","node-affinity":[0,1]})",
+        R"(-object {"qom-type":"memory-backend-file","id":"ram-node1",)" + huge +
+            R"(,"prealloc":true,"prealloc-threads":8,"size":1073741824,"host-nodes":[3],"policy":"bind","prealloc-context":"tc-ram-node1"})",
+        "-numa node,nodeid=1,cpus=2-3,memdev=ram-node1"}},
+
+      {"sparse node ids, default 1G pages",
+       [] {
+         auto d = TwoCells();
+         SetHugepages(d);
+         AddMemnode(d, 0, NumaMode::kStrict, IdSet{5});
+         AddMemnode(d, 1, NumaMode::kPreferred, IdSet{0});
+         return d;
+       },
+       SparseIdsHost, Caps72(), PreallocMode::kAuto,
+       {R"(-object {"qom-type":"thread-context","id":"tc-ram-node0","node-affinity":[2]})",
+        R"(-object {"qom-type":"memory-backend-file","id":"ram-node0",)" + huge +
+            R"(,"prealloc":true,"prealloc-threads":4,"size":1073741824,"host-nodes":[5],"policy":"bind","prealloc-context":"tc-ram-node0"})",
+        "-numa node,nodeid=0,cpus=0-1,memdev=ram-node0",
+        R"(-object {"qom-type":"thread-context","id":"tc-ram-node1","node-affinity":[0]})",
+        R"(-object {"qom-type":"memory-backend-file","id":"ram-node1",)" + huge +
+            R"(,"prealloc":true,"prealloc-threads":4,"size":1073741824,"host-nodes":[0],"policy":"preferred","prealloc-context":"tc-ram-node1"})",
+        "-numa node,nodeid=1,cpus=2-3,memdev=ram-node1"}},
+
+      {"interleave with immediate allocation on plain RAM",
+       [] {
+         auto d = TwoCells();
+         d.memory_backing.allocation = AllocMode::kImmediate;
+         SetNumatuneMemory(d, NumaMode::kInterleave, IdSet{0, 1});
+         return d;
+       },
+       TwoNodeHost, Caps72(), PreallocMode::kAuto,
+       {R"(-object {"qom-type":"thread-context","id":"tc-ram-node0","node-affinity":[0,1]})",
+        R"(-object {"qom-type":"memory-backend-ram","id":"ram-node0","prealloc":true,"prealloc-threads":8,"size":1073741824,"host-nodes":[0,1],"policy":"interleave","prealloc-context":"tc-ram-node0"})",
+        "-numa node,nodeid=0,cpus=0-1,memdev=ram-node0",
+        R"(-object {"qom-type":"memory-backend-ram","id":"ram-node1","prealloc":true,"prealloc-threads":8,"size":1073741824,"host-nodes":[0,1],"policy":"interleave","prealloc-context":"tc-ram-node0"})",
+        "-numa node,nodeid=1,cpus=2-3,memdev=ram-node1"}},
+
+      {"mixed page sizes per cell, unbound: one context over all usable CPUs",
+       [] {
+         auto d = TwoCells();
+         SetHugepages(d, {Page(kPage2M, IdSet{0}), Page(kPage1G, IdSet{1})});
+         return d;
+       },
+       TwoNodeHost, Caps72(), PreallocMode::kAuto,
+       {R"(-object {"qom-type":"thread-context","id":"tc-ram-node0","node-affinity":[0,1]})",
+        R"(-object {"qom-type":"memory-backend-file","id":"ram-node0",)" + huge +
+            R"(,"prealloc":true,"prealloc-threads":8,"size":1073741824,"prealloc-context":"tc-ram-node0"})",
+        "-numa node,nodeid=0,cpus=0-1,memdev=ram-node0",
+        R"(-object {"qom-type":"memory-backend-file","id":"ram-node1","mem-path":"/dev/hugepages1G/qlaunch/vm1","prealloc":true,"prealloc-threads":8,"size":1073741824,"prealloc-context":"tc-ram-node0"})",
+        "-numa node,nodeid=1,cpus=2-3,memdev=ram-node1"}},
+
+      {"no cells: pc.ram, narrowed by emulatorpin",
+       [] {
+         auto d = MakeDomain();
+         SetHugepages(d);
+         d.cputune.emulatorpin = IdSet{4, 5};
+         return d;
+       },
+       TwoNodeHost, Caps72(), PreallocMode::kAuto,
+       {R"(-object {"qom-type":"thread-context","id":"tc-pc.ram","node-affinity":[1]})",
+        R"(-object {"qom-type":"memory-backend-file","id":"pc.ram",)" + huge +
+            R"(,"prealloc":true,"prealloc-threads":4,"size":2147483648,"prealloc-context":"tc-pc.ram"})"}},
+
+      {"dimm with its own nodemask and page size",
+       [] {
+         auto d = MakeDomain();
+         SetCells(d, {Cell(0, IdSet{0, 1}, GiB)});
+         d.max_memory_bytes = 16 * GiB;
+         d.max_memory_slots = 4;
+         domain::MemoryDevice m;
+         m.model = "dimm";
+         m.size_bytes = GiB;
+         m.node = 0;
+         m.slot = 0;
+         m.source_nodemask = IdSet{1};
+         m.source_pagesize_bytes = kPage1G;
+         d.devices.memory.push_back(m);
+         return d;
+       },
+       TwoNodeHost, Caps72(), PreallocMode::kAuto,
+       {R"(-object {"qom-type":"memory-backend-ram","id":"ram-node0","size":1073741824})",
+        "-numa node,nodeid=0,cpus=0-1,memdev=ram-node0",
+        R"(-object {"qom-type":"thread-context","id":"tc-memdimm0","node-affinity":[1]})",
+        R"(-object {"qom-type":"memory-backend-file","id":"memdimm0","mem-path":"/dev/hugepages1G/qlaunch/vm1","prealloc":true,"prealloc-threads":4,"size":1073741824,"host-nodes":[1],"policy":"bind","prealloc-context":"tc-memdimm0"})",
+        "-device pc-dimm,node=0,memdev=memdimm0,id=dimm0,slot=0"}},
+  };
+}
+
+TEST(PlanLaunch, MemoryScenarios) {
+  for (const Scenario& s : Scenarios()) {
+    SCOPED_TRACE(s.name);
+    PlanOptions opts;
+    opts.prealloc = s.mode;
+    LaunchPlan plan = PlanLaunch(s.domain(), s.host(), s.caps, opts);
+    EXPECT_EQ(MemoryArgs(plan.argv), s.want);
+  }
+}
+
+// Shared memfd backends on hugepages, bound to node 0 and 1; cell 2 is private.
+domain::DomainDef SharedMemfdDomain() {
+  auto d = MakeDomain();
+  SetCells(d, {Cell(0, IdSet{0}, GiB), Cell(1, IdSet{1}, GiB), Cell(2, IdSet{2}, GiB, MemAccess::kPrivate)});
+  d.memory_backing.present = true;
+  d.memory_backing.source = MemSource::kMemfd;
+  d.memory_backing.access = MemAccess::kShared;
+  SetHugepages(d, {Page(kPage2M)});
+  AddMemnode(d, 0, NumaMode::kStrict, IdSet{0});
+  AddMemnode(d, 1, NumaMode::kStrict, IdSet{1});
+  AddMemnode(d, 2, NumaMode::kStrict, IdSet{1});
+  return d;
+}
+
+TEST(PlanLaunch, SharedMemfdOnOldQemuIsPopulatedByTheLauncher) {
+  PlanOptions opts;  // auto
+  LaunchPlan plan = PlanLaunch(SharedMemfdDomain(), TwoNodeHost(), Caps52(), opts);
+  EXPECT_EQ(MemoryArgs(plan.argv),
+            (std::vector<std::string>{
+                "-object memory-backend-file,id=ram-node0,mem-path=/proc/self/fd/3,share=on,prealloc=off,"
+                "size=1073741824,host-nodes=0,policy=bind",
+                "-numa node,nodeid=0,cpus=0,memdev=ram-node0",
+                "-object memory-backend-file,id=ram-node1,mem-path=/proc/self/fd/4,share=on,prealloc=off,"
+                "size=1073741824,host-nodes=1,policy=bind",
+                "-numa node,nodeid=1,cpus=1,memdev=ram-node1",
+                "-object memory-backend-memfd,id=ram-node2,hugetlb=on,hugetlbsize=2097152,share=off,prealloc=on,"
+                "prealloc-threads=4,size=1073741824,host-nodes=1,policy=bind",
+                "-numa node,nodeid=2,cpus=2,memdev=ram-node2",
+            }));
+  ASSERT_EQ(plan.backends.size(), 3u);
+  EXPECT_EQ(plan.backends[0].prealloc, PreallocBy::kLauncher);
+  EXPECT_EQ(plan.backends[0].launcher_fd, 3);
+  EXPECT_EQ(plan.backends[0].page_size_bytes, kPage2M);  // the launcher makes a 2M hugetlb memfd
+  EXPECT_EQ(plan.backends[0].launcher_threads, 4u);
+  EXPECT_EQ(plan.backends[1].launcher_fd, 4);
+  EXPECT_EQ(plan.backends[2].prealloc, PreallocBy::kQemu);
+  EXPECT_TRUE(plan.contexts.empty());
+}
+
+TEST(PlanLaunch, SharedMemfdOnNewQemuStaysWithQemuUnlessAsked) {
+  LaunchPlan plan = PlanLaunch(SharedMemfdDomain(), TwoNodeHost(), Caps72(), PlanOptions{});
+  for (const auto& b : plan.backends) {
+    EXPECT_EQ(b.prealloc, PreallocBy::kQemu) << b.id;
+    EXPECT_EQ(b.type, BackendType::kMemfd) << b.id;
+  }
+  ASSERT_EQ(plan.contexts.size(), 2u);  // node 0; node 1 shared by cells 1 and 2
+  EXPECT_EQ(plan.contexts[0].id, "tc-ram-node0");
+  EXPECT_EQ(plan.contexts[1].id, "tc-ram-node1");
+  EXPECT_EQ(plan.backends[2].thread_context, "tc-ram-node1");
+
+  PlanOptions launcher;
+  launcher.prealloc = PreallocMode::kLauncher;
+  plan = PlanLaunch(SharedMemfdDomain(), TwoNodeHost(), Caps72(), launcher);
+  EXPECT_EQ(plan.backends[0].prealloc, PreallocBy::kLauncher);
+  EXPECT_EQ(plan.backends[1].prealloc, PreallocBy::kLauncher);
+  EXPECT_EQ(plan.backends[2].prealloc, PreallocBy::kQemu);  // private: never the launcher
+  ASSERT_EQ(plan.contexts.size(), 1u);
+  EXPECT_EQ(plan.contexts[0].id, "tc-ram-node2");
+  auto args = MemoryArgs(plan.argv);
+  ASSERT_EQ(args.size(), 7u);
+  EXPECT_EQ(args[0],
+            R"(-object {"qom-type":"memory-backend-file","id":"ram-node0","mem-path":"/proc/self/fd/3","share":true,"prealloc":false,"size":1073741824,"host-nodes":[0],"policy":"bind"})");
+
+  PlanOptions qemu;
+  qemu.prealloc = PreallocMode::kQemu;
+  plan = PlanLaunch(SharedMemfdDomain(), TwoNodeHost(), Caps52(), qemu);
+  for (const auto& b : plan.backends) EXPECT_EQ(b.prealloc, PreallocBy::kQemu) << b.id;
+  EXPECT_EQ(std::count_if(plan.argv.begin(), plan.argv.end(),
+                          [](const std::string& a) { return a.find("/proc/self/fd") != std::string::npos; }),
+            0);
+}
+
+TEST(PlanLaunch, PoolNeedsPerNodeAndPageSize) {
+  auto d = MakeDomain();
+  SetCells(d, {Cell(0, IdSet{0}, GiB), Cell(1, IdSet{1}, GiB), Cell(2, IdSet{2}, 2 * GiB)});
+  SetHugepages(d, {Page(kPage2M, IdSet{0, 1}), Page(kPage1G, IdSet{2})});
+  AddMemnode(d, 0, NumaMode::kStrict, IdSet{1});
+  AddMemnode(d, 1, NumaMode::kStrict, IdSet{1});
+  AddMemnode(d, 2, NumaMode::kStrict, IdSet{0, 1});
+  LaunchPlan plan = PlanLaunch(d, TwoNodeHost(), Caps72(), PlanOptions{});
+  ASSERT_EQ(plan.pool_needs.size(), 2u);
+  EXPECT_EQ(plan.pool_needs[0].node, -1);
+  EXPECT_EQ(plan.pool_needs[0].page_bytes, kPage1G);
+  EXPECT_EQ(plan.pool_needs[0].pages, 2u);
+  EXPECT_EQ(plan.pool_needs[1].node, 1);
+  EXPECT_EQ(plan.pool_needs[1].page_bytes, kPage2M);
+  EXPECT_EQ(plan.pool_needs[1].pages, 1024u);
+}
+
+TEST(PlanLaunch, FullArgvOnNewQemu) {
+  auto d = MakeDomain();
+  d.uuid = "c7a5fdbd-edaf-9455-926a-d65c16db1809";
+  d.os.boot = {"hd", "network"};
+  d.devices.memballoon_model = "virtio";
+  d.cpu.mode = "host-passthrough";
+  PlanOptions opts;
+  opts.qmp_socket = "/run/qlaunch/vm1/qmp.sock";
+  QemuCaps caps = Caps72();
+  caps.kvm = false;
+  LaunchPlan plan = PlanLaunch(d, TwoNodeHost(), caps, opts);
+  std::vector<std::string> want = {
+      "/usr/bin/qemu-system-x86_64",
+      "-name", "guest=vm1,debug-threads=on",
+      "-S",
+      "-machine", "pc,memory-backend=pc.ram",
+      "-accel", "tcg",
+      "-cpu", "max",
+      "-m", "size=2097152k",
+      "-object", R"({"qom-type":"memory-backend-ram","id":"pc.ram","size":2147483648})",
+      "-overcommit", "mem-lock=off",
+      "-smp", "2,sockets=2,cores=1,threads=1",
+      "-uuid", "c7a5fdbd-edaf-9455-926a-d65c16db1809",
+      "-display", "none",
+      "-no-user-config",
+      "-nodefaults",
+      "-chardev", "socket,id=qmp,path=/run/qlaunch/vm1/qmp.sock,server=on,wait=off",
+      "-mon", "chardev=qmp,mode=control",
+      "-boot", "order=cn",
+      "-device", "virtio-balloon-pci,id=balloon0",
+      "-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny",
+  };
+  EXPECT_EQ(plan.argv, want);
+  EXPECT_EQ(plan.emulator, "/usr/bin/qemu-system-x86_64");
+  EXPECT_EQ(plan.name, "vm1");
+  EXPECT_EQ(plan.initial_memory_bytes, 2 * GiB);
+  // KVM was asked for but the caps say it is unusable: TCG, and "max" for host-passthrough.
+  ASSERT_EQ(plan.notes.size(), 2u);
+  EXPECT_NE(plan.notes[0].message.find("TCG"), std::string::npos);
+  EXPECT_EQ(plan.notes[0].severity, Severity::kWarning);
+}
+
+TEST(PlanLaunch, KvmAndLockedMemory) {
+  auto d = MakeDomain();
+  d.cpu.mode = "host-passthrough";
+  d.memory_backing.locked = true;
+  QemuCaps caps = Caps72();
+  caps.kvm = true;
+  LaunchPlan plan = PlanLaunch(d, TwoNodeHost(), caps, PlanOptions{});
+  auto at = [&](const std::string& opt) {
+    auto it = std::find(plan.argv.begin(), plan.argv.end(), opt);
+    return it == plan.argv.end() || it + 1 == plan.argv.end() ? std::string("<absent>") : *(it + 1);
+  };
+  EXPECT_EQ(at("-accel"), "kvm");
+  EXPECT_EQ(at("-cpu"), "host");
+  EXPECT_EQ(at("-overcommit"), "mem-lock=on");
+  EXPECT_EQ(at("-chardev"), "<absent>");  // no qmp_socket given
+  EXPECT_TRUE(plan.notes.empty());
+
+  d.type = "qemu";
+  d.cpu.mode.clear();
+  d.cpu.model = "qemu64";
+  plan = PlanLaunch(d, TwoNodeHost(), caps, PlanOptions{});
+  EXPECT_EQ(at("-accel"), "tcg");
+  EXPECT_EQ(at("-cpu"), "qemu64");
+  d.cpu.model.clear();
+  plan = PlanLaunch(d, TwoNodeHost(), caps, PlanOptions{});
+  EXPECT_EQ(at("-cpu"), "<absent>");
+}
+
+TEST(PlanLaunch, EmulatorChoice) {
+  auto d = MakeDomain();
+  d.devices.emulator = "/from/xml";
+  QemuCaps caps = Caps72();
+  PlanOptions opts;
+  opts.emulator = "/from/options";
+  EXPECT_EQ(PlanLaunch(d, TwoNodeHost(), caps, opts).argv.at(0), "/usr/bin/qemu-system-x86_64");
+  caps.binary.clear();
+  EXPECT_EQ(PlanLaunch(d, TwoNodeHost(), caps, opts).argv.at(0), "/from/options");
+  EXPECT_EQ(PlanLaunch(d, TwoNodeHost(), caps, PlanOptions{}).argv.at(0), "/from/xml");
+}
+
+TEST(PlanLaunch, SmpAndMemoryHotplugOptions) {
+  auto d = MakeDomain();
+  SetCells(d, {Cell(0, IdSet{0, 1, 2, 3}, GiB), Cell(1, IdSet{4, 5, 6, 7}, GiB)});
+  d.cpu.topology = domain::CpuTopology{2, 1, 1, 2, 2, 30};
+  d.vcpu.current = 4;
+  d.max_memory_bytes = 16 * GiB;
+  d.max_memory_slots = 8;
+  LaunchPlan plan = PlanLaunch(d, TwoNodeHost(), Caps52(), PlanOptions{});
+  auto smp = std::find(plan.argv.begin(), plan.argv.end(), "-smp");
+  ASSERT_NE(smp, plan.argv.end());
+  EXPECT_EQ(*(smp + 1), "4,maxcpus=8,sockets=2,dies=1,cores=2,threads=2");
+  auto m = std::find(plan.argv.begin(), plan.argv.end(), "-m");
+  EXPECT_EQ(*(m + 1), "size=2097152k,slots=8,maxmem=16777216k");
+}
+
+TEST(PlanLaunch, UserStringsCannotAddOptions) {
+  const std::string evil = "x,debug-threads=on -device foo";
+  auto d = MakeDomain(evil);
+  SetHugepages(d);
+  d.os.machine = "pc,usb";
+  d.devices.chardevs.push_back({"serial", "file", "/tmp/a,b,logfile=/etc/passwd", "", 60});
+  PlanOptions opts;
+  opts.qmp_socket = "/run/q,server=off/qmp.sock";
+  LaunchPlan plan = PlanLaunch(d, TwoNodeHost(), Caps52(), opts);
+  auto value = [&](const std::string& opt, size_t nth = 0) -> std::string {
+    for (size_t i = 0; i + 1 < plan.argv.size(); ++i)
+      if (plan.argv[i] == opt && nth-- == 0) return plan.argv[i + 1];
+    return "<absent>";
+  };
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(QemuOptsPairs(value("-name"), false), (Pairs{{"guest", evil}, {"debug-threads", "on"}}));
+  EXPECT_EQ(QemuOptsPairs(value("-machine")), (Pairs{{"", "pc,usb"}, {"memory-backend", "pc.ram"}}));
+  EXPECT_EQ(QemuOptsPairs(value("-chardev", 0)),
+            (Pairs{{"", "socket"}, {"id", "qmp"}, {"path", "/run/q,server=off/qmp.sock"}, {"server", "on"},
+                   {"wait", "off"}}));
+  EXPECT_EQ(QemuOptsPairs(value("-chardev", 1)),
+            (Pairs{{"", "file"}, {"id", "charserial0"}, {"path", "/tmp/a,b,logfile=/etc/passwd"}}));
+  auto obj = QemuOptsPairs(value("-object"));
+  ASSERT_GE(obj.size(), 3u);
+  EXPECT_EQ(obj[2], (std::pair<std::string, std::string>{"mem-path", "/dev/hugepages/qlaunch/" + evil}));
+  // No -device beyond what the plan itself adds (none here), no stray "-device foo".
+  EXPECT_EQ(std::count(plan.argv.begin(), plan.argv.end(), "-device"), 0);
+
+  // With JSON objects the path is a JSON string: nothing to escape, nothing to inject.
+  plan = PlanLaunch(d, TwoNodeHost(), Caps72(), opts);
+  EXPECT_NE(value("-object", 1).find(R"("mem-path":"/dev/hugepages/qlaunch/x,debug-threads=on -device foo")"),
+            std::string::npos);
+
+  // A machine type is the implied first value: a '=' in it would make QEMU read a key.
+  for (const char* m : {"memory-backend=other", "pc,accel=kvm"}) {
+    d.os.machine = m;
+    EXPECT_THROW(PlanLaunch(d, TwoNodeHost(), Caps72(), opts), DiagnosticError) << m;
+  }
+}
+
+TEST(PlanLaunch, DirectKernelDisksAndSerial) {
+  auto d = MakeDomain();
+  d.os.kernel = "/boot/vmlinuz";
+  d.os.initrd = "/boot/initrd.img";
+  d.os.cmdline = "console=ttyS0 root=/dev/vda,x";
+  d.devices.disks.push_back({"file", "disk", "qcow2", "/var/lib/a,b.qcow2", "vda", "virtio", false, 50});
+  d.devices.disks.push_back({"file", "cdrom", "raw", "/iso/x.iso", "hdc", "ide", true, 51});
+  d.devices.chardevs.push_back({"serial", "pty", "", "isa-serial", 52});
+  d.devices.chardevs.push_back({"console", "pty", "", "serial", 53});
+  PlanOptions opts;
+  opts.log_file = "/run/qlaunch/vm1/serial.log";
+  LaunchPlan plan = PlanLaunch(d, TwoNodeHost(), Caps72(), opts);
+  auto pos = std::find(plan.argv.begin(), plan.argv.end(), "-kernel");
+  ASSERT_NE(pos, plan.argv.end());
+  std::vector<std::string> tail(pos, plan.argv.end());
+  std::vector<std::string> want = {
+      "-kernel", "/boot/vmlinuz",
+      "-initrd", "/boot/initrd.img",
+      "-append", "console=ttyS0 root=/dev/vda,x",  // a plain argument: no escaping
+      "-drive", "file=/var/lib/a,,b.qcow2,format=qcow2,if=none,id=drive-vda",
+      "-device", "virtio-blk-pci,drive=drive-vda,id=vda",
+      "-drive", "file=/iso/x.iso,format=raw,if=none,id=drive-hdc,readonly=on",
+      "-device", "ide-cd,bus=ide.1,unit=0,drive=drive-hdc,id=hdc",
+      "-chardev", "file,id=charserial0,path=/run/qlaunch/vm1/serial.log",
+      "-serial", "chardev:charserial0",
+      "-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny",
+  };
+  EXPECT_EQ(tail, want);
+}
+
+TEST(PlanLaunch, SandboxIsLastAndOnlyWhenCompiledIn) {
+  auto d = MakeDomain();
+  LaunchPlan plan = PlanLaunch(d, TwoNodeHost(), Caps52(), PlanOptions{});
+  ASSERT_GE(plan.argv.size(), 2u);
+  EXPECT_EQ(plan.argv[plan.argv.size() - 2], "-sandbox");
+  QemuCaps caps = Caps52();
+  caps.sandbox = false;
+  plan = PlanLaunch(d, TwoNodeHost(), caps, PlanOptions{});
+  EXPECT_EQ(std::count(plan.argv.begin(), plan.argv.end(), "-sandbox"), 0);
+  EXPECT_TRUE(std::any_of(plan.notes.begin(), plan.notes.end(),
+                          [](const Diagnostic& n) { return n.message.find("sandbox") != std::string::npos; }));
+}
+
+TEST(PlanLaunch, NvdimmTurnsOnTheMachineOption) {
+  auto d = MakeDomain();
+  SetCells(d, {Cell(0, IdSet{0, 1}, GiB)});
+  d.max_memory_bytes = 16 * GiB;
+  d.max_memory_slots = 4;
+  domain::MemoryDevice n;
+  n.model = "nvdimm";
+  n.size_bytes = 512 << 20;
+  n.node = 0;
+  n.source_path = "/tmp/nvdimm";
+  d.devices.memory.push_back(n);
+  LaunchPlan plan = PlanLaunch(d, TwoNodeHost(), Caps72(), PlanOptions{});
+  auto m = std::find(plan.argv.begin(), plan.argv.end(), "-machine");
+  EXPECT_EQ(*(m + 1), "pc,nvdimm=on");
+  auto args = MemoryArgs(plan.argv);
+  EXPECT_EQ(args.back(), "-device nvdimm,node=0,memdev=memnvdimm0,id=nvdimm0,slot=0");
+}
+
+TEST(PlanLaunch, ErrorsNameTheElement) {
+  auto d = TwoCells();
+  AddMemnode(d, 1, NumaMode::kStrict, IdSet{7});
+  try {
+    PlanLaunch(d, TwoNodeHost(), Caps72(), PlanOptions{});
+    FAIL() << "no error";
+  } catch (const DiagnosticError& e) {
+    EXPECT_EQ(e.diagnostics().at(0).ToString().find("vm1.xml:13"), 0u) << e.diagnostics().at(0).ToString();
+    EXPECT_NE(std::string(e.what()).find("NUMA node 7 is unavailable"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace qlaunch::qemu

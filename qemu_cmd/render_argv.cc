@@ -1,0 +1,153 @@
+#include "qemu_cmd/render_argv.h"
+
+#include <set>
+
+#include "qemu_cmd/option_escape.h"
+#include "qemu_cmd/render_devices.h"
+#include "qemu_cmd/render_object.h"
+
+namespace qlaunch::qemu {
+
+namespace {
+
+Diagnostic Error(const domain::DomainDef& def, int line, std::string element, std::string message) {
+  Diagnostic d;
+  d.file = def.file;
+  d.line = line;
+  d.element = std::move(element);
+  d.message = std::move(message);
+  return d;
+}
+
+class Argv {
+ public:
+  void Add(std::string a) { v_.push_back(std::move(a)); }
+  void Add(std::string opt, std::string value) {
+    v_.push_back(std::move(opt));
+    v_.push_back(std::move(value));
+  }
+  std::vector<std::string>& v() { return v_; }
+
+ private:
+  std::vector<std::string> v_;
+};
+
+// Renders one backend, preceded by its thread-context if this is the context's first user.
+void AddBackend(Argv& a, const MemoryBackend& b, const ArgvInput& in, std::set<std::string>* rendered_contexts) {
+  if (!b.thread_context.empty() && rendered_contexts->insert(b.thread_context).second) {
+    for (const ThreadContext& tc : *in.contexts)
+      if (tc.id == b.thread_context) a.Add("-object", RenderThreadContextObject(tc, *in.caps));
+  }
+  a.Add("-object", RenderBackendObject(b, *in.caps));
+}
+
+}  // namespace
+
+std::string RenderSmp(const domain::DomainDef& def, const QemuCaps& caps) {
+  const domain::Vcpu& v = def.vcpu;
+  std::string s = std::to_string(v.current && *v.current < v.count ? *v.current : v.count);
+  if (v.current && *v.current < v.count) s += ",maxcpus=" + std::to_string(v.count);
+  if (const auto& t = def.cpu.topology) {
+    s += ",sockets=" + std::to_string(t->sockets) + ",dies=" + std::to_string(t->dies);
+    if (t->clusters > 1) {
+      if (!caps.VersionAtLeast(7, 0))
+        throw DiagnosticError(Error(def, t->line, "topology", "this QEMU has no CPU clusters (QEMU 7.0 or newer)"));
+      s += ",clusters=" + std::to_string(t->clusters);
+    }
+    s += ",cores=" + std::to_string(t->cores) + ",threads=" + std::to_string(t->threads);
+  } else {
+    s += ",sockets=" + std::to_string(v.count) + ",cores=1,threads=1";
+  }
+  return s;
+}
+
+std::string BootOrder(const std::vector<std::string>& devs) {
+  std::string order;
+  for (const std::string& d : devs) {
+    char c = d == "hd" ? 'c' : d == "cdrom" ? 'd' : d == "network" ? 'n' : d == "fd" ? 'a' : 0;
+    if (c && order.find(c) == std::string::npos) order.push_back(c);
+  }
+  return order;
+}
+
+std::vector<std::string> RenderArgv(const ArgvInput& in) {
+  const domain::DomainDef& def = *in.def;
+  const QemuCaps& caps = *in.caps;
+  const PlanOptions& opts = *in.opts;
+  const MemoryLayout& mem = *in.memory;
+  std::set<std::string> rendered_contexts;
+  Argv a;
+
+  a.Add(in.emulator);
+  a.Add("-name", KeyValueBuilder().Add("guest", std::string_view(def.name)).AddBool("debug-threads", true).str());
+  a.Add("-S");
+
+  // The machine type is the implied first value of -machine: QEMU would read a '=' in it as
+  // a key of its own, which escaping cannot prevent.
+  if (def.os.machine.find('=') != std::string::npos)
+    throw DiagnosticError(Error(def, def.os.line, "type", "invalid machine type '" + def.os.machine + "'"));
+  KeyValueBuilder machine(def.os.machine.empty() ? "pc" : def.os.machine);
+  if (mem.machine_memory_backend) machine.Add("memory-backend", "pc.ram");
+  if (mem.has_nvdimm) machine.AddBool("nvdimm", true);
+  if (def.memory_backing.nosharepages) machine.AddBool("mem-merge", false);
+  a.Add("-machine", machine.str());
+  a.Add("-accel", in.accel);
+  if (!in.cpu_model.empty()) {
+    if (in.cpu_model.find(',') != std::string::npos)
+      throw DiagnosticError(Error(def, def.cpu.line, "model", "a CPU model name cannot contain ','"));
+    a.Add("-cpu", in.cpu_model);
+  }
+
+  std::string m = "size=" + std::to_string(mem.initial_bytes / kKiB) + "k";
+  if (mem.max_bytes)
+    m += ",slots=" + std::to_string(mem.slots) + ",maxmem=" + std::to_string(*mem.max_bytes / kKiB) + "k";
+  a.Add("-m", m);
+  for (const MemoryBackend& b : mem.backends)
+    if (!b.guest_node && !b.is_device) AddBackend(a, b, in, &rendered_contexts);  // pc.ram
+  a.Add("-overcommit", def.memory_backing.locked ? "mem-lock=on" : "mem-lock=off");
+  a.Add("-smp", RenderSmp(def, caps));
+
+  for (const MemoryBackend& b : mem.backends) {
+    if (b.is_device || !b.guest_node) continue;
+    AddBackend(a, b, in, &rendered_contexts);
+    IdSet cpus;
+    for (const auto& c : def.cpu.cells)
+      if (c.id == *b.guest_node) cpus = c.cpus;
+    a.Add("-numa", RenderNumaNode(*b.guest_node, cpus, b.id));
+  }
+
+  if (!def.uuid.empty()) a.Add("-uuid", def.uuid);
+  a.Add("-display", "none");
+  a.Add("-no-user-config");
+  a.Add("-nodefaults");
+  if (!opts.qmp_socket.empty()) {
+    a.Add("-chardev", KeyValueBuilder("socket")
+                          .Add("id", "qmp")
+                          .Add("path", std::string_view(opts.qmp_socket))
+                          .AddBool("server", true)
+                          .AddBool("wait", false)
+                          .str());
+    a.Add("-mon", "chardev=qmp,mode=control");
+  }
+  // Plain argv values (not key=value): QEMU takes them as they are.
+  if (!def.os.kernel.empty()) a.Add("-kernel", def.os.kernel);
+  if (!def.os.initrd.empty()) a.Add("-initrd", def.os.initrd);
+  if (!def.os.cmdline.empty()) a.Add("-append", def.os.cmdline);
+  if (std::string order = BootOrder(def.os.boot); !order.empty()) a.Add("-boot", "order=" + order);
+
+  size_t dev = 0;
+  for (const MemoryBackend& b : mem.backends) {
+    if (!b.is_device) continue;
+    AddBackend(a, b, in, &rendered_contexts);
+    a.Add("-device", RenderMemoryDevice(mem.devices.at(dev++)));
+  }
+
+  RenderDisks(def, &a.v());
+  RenderCharDevs(def, opts, &a.v());
+  if (def.devices.memballoon_model && *def.devices.memballoon_model == "virtio")
+    a.Add("-device", "virtio-balloon-pci,id=balloon0");
+  if (caps.sandbox) a.Add("-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
+  return std::move(a.v());
+}
+
+}  // namespace qlaunch::qemu

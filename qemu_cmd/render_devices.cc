@@ -1,0 +1,150 @@
+#include "qemu_cmd/render_devices.h"
+
+#include <cctype>
+
+#include "qemu_cmd/option_escape.h"
+
+namespace qlaunch::qemu {
+
+namespace {
+
+Diagnostic Error(const domain::DomainDef& def, int line, std::string element, std::string message) {
+  Diagnostic d;
+  d.file = def.file;
+  d.line = line;
+  d.element = std::move(element);
+  d.message = std::move(message);
+  return d;
+}
+
+void Push(std::vector<std::string>* argv, std::string opt, std::string value) {
+  argv->push_back(std::move(opt));
+  argv->push_back(std::move(value));
+}
+
+}  // namespace
+
+int DiskNameToIndex(const std::string& name) {
+  size_t i = 0;
+  // Skip the prefix ("hd", "sd", "vd", "xvd"): letters up to the last run of letters.
+  size_t end = name.size();
+  while (end > 0 && std::isdigit(static_cast<unsigned char>(name[end - 1]))) --end;
+  if (end != name.size()) return -1;  // partitions are not disks
+  for (const char* p : {"xvd", "hd", "sd", "vd", "fd"}) {
+    std::string_view pre(p);
+    if (name.compare(0, pre.size(), pre) == 0) {
+      i = pre.size();
+      break;
+    }
+  }
+  if (i == 0 || i >= name.size()) return -1;
+  long idx = 0;
+  for (; i < name.size(); ++i) {
+    char c = name[i];
+    if (c < 'a' || c > 'z') return -1;
+    idx = idx * 26 + (c - 'a' + 1);
+    if (idx > 1 << 20) return -1;
+  }
+  return static_cast<int>(idx - 1);
+}
+
+void RenderDisks(const domain::DomainDef& def, std::vector<std::string>* argv) {
+  bool have_ahci = false, have_scsi = false;
+  for (const domain::Disk& d : def.devices.disks) {
+    const bool cdrom = d.device == "cdrom";
+    const std::string drive_id = "drive-" + d.target_dev;
+    KeyValueBuilder drive;
+    if (!d.source.empty()) {
+      drive.Add("file", std::string_view(d.source));
+      drive.Add("format", std::string_view(d.driver_type.empty() ? "raw" : d.driver_type));
+    }
+    drive.Add("if", "none");
+    drive.Add("id", std::string_view(drive_id));
+    if (d.readonly || cdrom) drive.AddBool("readonly", true);
+    int index = DiskNameToIndex(d.target_dev);
+
+    KeyValueBuilder dev;
+    if (d.target_bus == "virtio") {
+      dev = KeyValueBuilder("virtio-blk-pci");
+    } else if (d.target_bus == "ide" || d.target_bus == "sata") {
+      if (index < 0)
+        throw DiagnosticError(Error(def, d.line, "target", "cannot tell the unit of disk '" + d.target_dev + "'"));
+      dev = KeyValueBuilder(cdrom ? "ide-cd" : "ide-hd");
+      if (d.target_bus == "ide") {
+        // The PIIX/ICH IDE controller: two buses with a master and a slave each.
+        dev.Add("bus", std::string_view("ide." + std::to_string(index / 2)));
+        dev.Add("unit", index % 2);
+      } else {
+        if (!have_ahci) {
+          Push(argv, "-device", "ahci,id=sata0");
+          have_ahci = true;
+        }
+        dev.Add("bus", std::string_view("sata0." + std::to_string(index)));
+      }
+    } else if (d.target_bus == "scsi") {
+      if (index < 0)
+        throw DiagnosticError(Error(def, d.line, "target", "cannot tell the unit of disk '" + d.target_dev + "'"));
+      if (!have_scsi) {
+        Push(argv, "-device", "virtio-scsi-pci,id=scsi0");
+        have_scsi = true;
+      }
+      dev = KeyValueBuilder(cdrom ? "scsi-cd" : "scsi-hd");
+      dev.Add("bus", "scsi0.0");
+      dev.Add("scsi-id", index);
+    } else {
+      throw DiagnosticError(Error(def, d.line, "target", "disk bus '" + d.target_bus + "' is not supported"));
+    }
+    dev.Add("drive", std::string_view(drive_id));
+    dev.Add("id", std::string_view(d.target_dev));
+    Push(argv, "-drive", drive.str());
+    Push(argv, "-device", dev.str());
+  }
+}
+
+void RenderCharDevs(const domain::DomainDef& def, const PlanOptions& opts, std::vector<std::string>* argv) {
+  bool have_serial = false;
+  for (const auto& c : def.devices.chardevs) have_serial |= c.kind == "serial";
+  int serial_index = 0, console_index = 0;
+  bool have_virtio_serial = false;
+  for (const domain::CharDev& c : def.devices.chardevs) {
+    const bool virtio_console = c.kind == "console" && c.target_type == "virtio";
+    if (c.kind == "console" && !virtio_console && have_serial) continue;  // same device as serial0
+    std::string id = virtio_console ? "charconsole" + std::to_string(console_index)
+                                    : "charserial" + std::to_string(serial_index);
+    KeyValueBuilder chardev;
+    if (c.type == "pty" && !opts.log_file.empty()) {
+      chardev = KeyValueBuilder("file");
+      chardev.Add("id", std::string_view(id));
+      chardev.Add("path", std::string_view(opts.log_file));
+    } else if (c.type == "pty" || c.type == "null" || c.type == "stdio") {
+      chardev = KeyValueBuilder(c.type);
+      chardev.Add("id", std::string_view(id));
+    } else if (c.type == "file") {
+      chardev = KeyValueBuilder("file");
+      chardev.Add("id", std::string_view(id));
+      chardev.Add("path", std::string_view(c.path));
+    } else if (c.type == "unix") {
+      chardev = KeyValueBuilder("socket");
+      chardev.Add("id", std::string_view(id));
+      chardev.Add("path", std::string_view(c.path));
+      chardev.AddBool("server", true);
+      chardev.AddBool("wait", false);
+    } else {
+      throw DiagnosticError(Error(def, c.line, c.kind, "character device type '" + c.type + "' is not supported"));
+    }
+    Push(argv, "-chardev", chardev.str());
+    if (virtio_console) {
+      if (!have_virtio_serial) {
+        Push(argv, "-device", "virtio-serial-pci,id=virtio-serial0");
+        have_virtio_serial = true;
+      }
+      Push(argv, "-device", "virtconsole,chardev=" + id + ",id=console" + std::to_string(console_index));
+      ++console_index;
+    } else {
+      Push(argv, "-serial", "chardev:" + id);
+      ++serial_index;
+    }
+  }
+}
+
+}  // namespace qlaunch::qemu

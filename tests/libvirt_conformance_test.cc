@@ -179,6 +179,17 @@ TEST_P(AcceptedCase, BackendsNumaAndMemLockMatchLibvirt) {
     libvirt_flat.push_back(v);
   }
   EXPECT_EQ(flag(plan.argv, "-overcommit"), flag(libvirt_flat, "-overcommit")) << name;
+  EXPECT_EQ(flag(plan.argv, "-m"), flag(libvirt_flat, "-m")) << name;
+
+  // Memory devices: libvirt's JSON -device against ours, property by property.
+  std::vector<json> libvirt_dimms, our_dimms;
+  for (const auto& v : expected.Values("-device"))
+    if (v.starts_with("{") && json::parse(v)["driver"].get<std::string>().find("dimm") != std::string::npos)
+      libvirt_dimms.push_back(json::parse(v));
+  for (size_t i = 0; i + 1 < plan.argv.size(); ++i)
+    if (plan.argv[i] == "-device" && plan.argv[i + 1].find("dimm") != std::string::npos)
+      our_dimms.push_back(testing::DeviceToJson(plan.argv[i + 1]));
+  EXPECT_EQ(our_dimms, libvirt_dimms) << name;
   bool libvirt_pcram = flag(libvirt_flat, "-machine").find("memory-backend=pc.ram") != std::string::npos;
   bool our_pcram = flag(plan.argv, "-machine").find("memory-backend=pc.ram") != std::string::npos;
   EXPECT_EQ(our_pcram, libvirt_pcram) << name;

@@ -43,4 +43,31 @@ std::vector<nlohmann::json> LibvirtArgs::JsonObjects() const {
   return out;
 }
 
+nlohmann::json DeviceToJson(const std::string& value) {
+  if (!value.empty() && value.front() == '{') return nlohmann::json::parse(value);
+  nlohmann::json j;
+  size_t start = 0;
+  bool first = true;
+  while (start <= value.size()) {
+    size_t comma = value.find(',', start);
+    if (comma == std::string::npos) comma = value.size();
+    std::string item = value.substr(start, comma - start);
+    start = comma + 1;
+    if (first) {
+      j["driver"] = item;
+      first = false;
+    } else {
+      size_t eq = item.find('=');
+      std::string key = item.substr(0, eq), v = eq == std::string::npos ? "" : item.substr(eq + 1);
+      bool numeric = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+      if (numeric)
+        j[key] = std::stoull(v);
+      else
+        j[key] = v;
+    }
+    if (comma == value.size()) break;
+  }
+  return j;
+}
+
 }  // namespace qlaunch::testing

@@ -21,6 +21,10 @@ struct LibvirtArgs {
 
 LibvirtArgs ReadLibvirtArgs(const std::string& path);
 
+// A -device value, JSON or key=value ("pc-dimm,node=0,slot=2"), as a JSON object with numbers
+// for numeric values, so both spellings compare equal.
+nlohmann::json DeviceToJson(const std::string& value);
+
 // Directory of the shared conformance corpus.
 std::string ConformanceDir();
 

@@ -73,13 +73,6 @@ inline numa::HostTopology SingleNodeHost() {
   return MakeHost({{0, IdSet{0, 1}}}, {{10}}, {{kPage2M, "/dev/hugepages"}}, kPage2M, {kPage2M, kPage1G});
 }
 
-// libvirt's fake test host (../shared/conformance/libvirt/host): 4 nodes of 4 CPUs, no
-// distances, hugetlbfs for 2M on /dev/hugepages2M and for 1G on /dev/hugepages1G.
-inline numa::HostTopology LibvirtTestHost() {
-  return MakeHost({{0, IdSet{0, 1, 2, 3}}, {1, IdSet{4, 5, 6, 7}}, {2, IdSet{8, 9, 10, 11}}, {3, IdSet{12, 13, 14, 15}}},
-                  {}, {{kPage2M, "/dev/hugepages2M"}, {kPage1G, "/dev/hugepages1G"}}, kPage2M, {kPage2M, kPage1G});
-}
-
 // The capability fixtures tests/fixtures/caps/<name> (qemu-7.2.json, qemu-5.2.json), read
 // from the source tree named by QLAUNCH_SOURCE_DIR (every test binary defines it).
 inline qemu::QemuCaps LoadCapsFixture(const std::string& name) {

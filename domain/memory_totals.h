@@ -9,8 +9,15 @@
 
 namespace qlaunch::domain {
 
+// The largest memory size the parser accepts for one element (libvirt: LLONG_MAX bytes), and
+// the largest total ValidateDomain accepts.
+inline constexpr uint64_t kMaxMemoryBytes = 0x7fffffffffffffffull;
+
+// The sums saturate at UINT64_MAX instead of wrapping (cells of several EiB must not add up to
+// a small <memory>); ValidateDomain refuses anything above kMaxMemoryBytes.
 uint64_t NumaCellsMemoryBytes(const DomainDef& def);
 uint64_t MemoryDevicesBytes(const DomainDef& def);
+uint64_t SaturatingAdd(uint64_t a, uint64_t b);
 
 // Boot-time RAM (what QEMU's -m size= gets).
 uint64_t InitialMemoryBytes(const DomainDef& def);

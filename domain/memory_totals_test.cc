@@ -42,5 +42,22 @@ TEST(MemoryTotals, DevicesComeOutOfMemoryWithoutCells) {
   EXPECT_EQ(InitialMemoryBytes(def), 0u);
 }
 
+TEST(MemoryTotals, SumsSaturateInsteadOfWrapping) {
+  // Four cells of 4 PiB + 1 GiB: the exact sum is 2^64 + 4 GiB, which used to wrap to 4 GiB.
+  DomainDef def;
+  NumaCell cell;
+  cell.memory_bytes = (1ull << 62) + kGiB;
+  for (int i = 0; i < 4; ++i) def.cpu.cells.push_back(cell);
+  EXPECT_EQ(NumaCellsMemoryBytes(def), UINT64_MAX);
+  EXPECT_EQ(TotalMemoryBytes(def), UINT64_MAX);
+  MemoryDevice dimm;
+  dimm.size_bytes = kMaxMemoryBytes;
+  def.devices.memory = {dimm, dimm, dimm};
+  EXPECT_EQ(MemoryDevicesBytes(def), UINT64_MAX);
+  EXPECT_EQ(SaturatingAdd(UINT64_MAX - 1, 1), UINT64_MAX);
+  EXPECT_EQ(SaturatingAdd(UINT64_MAX - 1, 2), UINT64_MAX);
+  EXPECT_EQ(SaturatingAdd(3, 4), 7u);
+}
+
 }  // namespace
 }  // namespace qlaunch::domain

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "domain/memory_totals.h"
 #include "domain/parse_sections.h"
 #include "domain/understood.h"
 #include "domain/xml_doc.h"
@@ -70,8 +71,7 @@ void ParseMemorySizes(ParseContext& ctx, const xmlNode* root, DomainDef& def) {
 void DefaultMemoryFromCells(const ParseContext& ctx, const xmlNode* root, DomainDef& def) {
   if (def.memory_bytes != 0) return;
   if (def.cpu.cells.empty()) ctx.Fail(root, "Memory size must be specified via <memory> or in the <numa> configuration");
-  for (const NumaCell& cell : def.cpu.cells) def.memory_bytes += cell.memory_bytes;
-  for (const MemoryDevice& mem : def.devices.memory) def.memory_bytes += mem.size_bytes;
+  def.memory_bytes = SaturatingAdd(NumaCellsMemoryBytes(def), MemoryDevicesBytes(def));  // no wrap-around
 }
 
 DomainDef ParseDomainElement(ParseContext& ctx, const xmlNode* root) {

@@ -28,11 +28,16 @@ void CheckCpuset(const std::optional<IdSet>& set, int line, const char* element,
 void CheckTopology(const DomainDef& def, Findings& out) {
   if (!def.cpu.topology) return;
   const CpuTopology& t = *def.cpu.topology;
-  uint64_t product = uint64_t{t.sockets} * t.dies * t.clusters * t.cores * t.threads;
-  if (product != def.vcpu.count)
+  // Five 32-bit factors can overflow 64 bits and wrap around to the vCPU count: check each step.
+  uint64_t product = 1;
+  bool overflow = false;
+  for (unsigned factor : {t.sockets, t.dies, t.clusters, t.cores, t.threads})
+    overflow |= __builtin_mul_overflow(product, uint64_t{factor}, &product);
+  if (overflow || product != def.vcpu.count)
     out.Error(t.line, "topology",
               "CPU topology doesn't match maximum vcpu count (sockets*dies*clusters*cores*threads = " +
-                  std::to_string(product) + ", vcpu = " + std::to_string(def.vcpu.count) + ")");
+                  (overflow ? std::string("more than 2^64") : std::to_string(product)) +
+                  ", vcpu = " + std::to_string(def.vcpu.count) + ")");
 }
 
 void CheckVcpuPins(const DomainDef& def, Findings& out) {

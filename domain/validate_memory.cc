@@ -81,6 +81,16 @@ void CheckDevice(const DomainDef& def, const MemoryDevice& mem, Findings& out) {
 
 void CheckMemorySizes(const DomainDef& def, Findings& out) {
   uint64_t total = TotalMemoryBytes(def);
+  if (total > kMaxMemoryBytes || def.memory_bytes > kMaxMemoryBytes) {
+    // Each size is capped by the parser, but their sum is not: refuse it rather than compare
+    // or plan with numbers beyond what QEMU (or libvirt) can represent.
+    const bool cells = !def.cpu.cells.empty();
+    out.Error(def.memory_line ? def.memory_line : def.cpu.numa_line, def.memory_line || !cells ? "memory" : "numa",
+              std::string(cells ? "the NUMA cells" : "<memory>") +
+                  (def.devices.memory.empty() ? "" : " and memory devices") + " add up to more than " +
+                  std::to_string(kMaxMemoryBytes) + " bytes");
+    return;
+  }
   if (!def.cpu.cells.empty() && def.memory_line != 0) {
     uint64_t cells = NumaCellsMemoryBytes(def);
     uint64_t devices = MemoryDevicesBytes(def);

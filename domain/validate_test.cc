@@ -57,6 +57,17 @@ std::vector<Rule> Rules() {
        "currentMemory (8388608 KiB) is larger than memory (4194304 KiB)", 2, "currentMemory", kWarning},
       {"cells do not add up", Doc("<cpu><numa><cell cpus='0-3' memory='1' unit='GiB'/></numa></cpu>"),
        "<memory> is 4194304 KiB but the NUMA cells add up to 1048576 KiB", 1, "memory", kError},
+      // Sums that would wrap around 2^64 (found while hardening: 4 cells of 4 PiB "added up" to 4 GiB).
+      {"cells add up beyond 2^63 bytes",
+       Doc("<cpu><numa>\n"
+           "<cell cpus='0' memory='4503599628419072' unit='KiB'/><cell cpus='1' memory='4503599628419072' unit='KiB'/>"
+           "<cell cpus='2' memory='4503599628419072' unit='KiB'/><cell cpus='3' memory='4503599628419072' unit='KiB'/>"
+           "\n</numa></cpu>"),
+       "the NUMA cells add up to more than 9223372036854775807 bytes", 1, "memory"},
+      {"cells without memory add up beyond 2^63 bytes",
+       Doc("<cpu>\n<numa><cell cpus='0-1' memory='4' unit='EiB'/><cell cpus='2-3' memory='4' unit='EiB'/></numa>\n</cpu>",
+           ""),
+       "the NUMA cells add up to more than 9223372036854775807 bytes", 3, "numa"},
       {"maxMemory below memory", Doc("<maxMemory slots='2' unit='GiB'>2</maxMemory>\n" + kOneCell),
        "maximum memory size must be equal or greater than the actual memory size", 2, "maxMemory"},
       {"maxMemory without slots", Doc("<maxMemory unit='GiB'>8</maxMemory>\n" + kOneCell),
@@ -64,6 +75,9 @@ std::vector<Rule> Rules() {
       {"maxMemory without NUMA", Doc("<maxMemory slots='1' unit='GiB'>8</maxMemory>"),
        "At least one numa node has to be configured when enabling memory hotplug", 2, "maxMemory"},
       // vCPUs
+      {"topology product wraps around to the vcpu count",
+       Doc("<cpu>\n<topology sockets='20' dies='5581' clusters='8681' cores='49477' threads='384773'/>\n</cpu>"),
+       "(sockets*dies*clusters*cores*threads = more than 2^64, vcpu = 4)", 3, "topology"},
       {"current above count", Doc("", "<memory>1024</memory>", "<vcpu current='5'>4</vcpu>"),
        "maximum vCPU count must not be less than current vCPU count", 1, "vcpu"},
       {"current zero", Doc("", "<memory>1024</memory>", "<vcpu current='0'>4</vcpu>"),

@@ -40,7 +40,9 @@ void AddStartCommand(CLI::App& app, CommandAction* action) {
       "prints where the time went. QEMU keeps running after qlaunch exits; its state lives in\n"
       "$QLAUNCH_STATE_DIR/NAME (default /run/qlaunch/NAME): pid, qmp.sock, qemu.log, domain.xml,\n"
       "plan.json. On any failure, or SIGINT/SIGTERM, everything is released again.\n"
-      "Environment: QLAUNCH_STATE_DIR, QLAUNCH_QMP_TIMEOUT_MS (default 30000).\n"
+      "Environment: QLAUNCH_STATE_DIR, QLAUNCH_QMP_TIMEOUT_MS (default 30000), and as a testing\n"
+      "aid QLAUNCH_FAULT=preflight|spawn|qmp|prealloc|cont (fail at that phase, QEMU killed, as\n"
+      "if the real failure happened there; everything is released as on any failure).\n"
       "Example: qlaunch start --json examples/two-cells-hugepages.xml");
   sub->add_option("DOMAIN.xml", o->start.domain_xml, "libvirt domain XML")->required()->check(CLI::ExistingFile);
   sub->add_option("--qemu", o->start.qemu,

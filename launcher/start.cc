@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -160,6 +161,26 @@ void DropThreadContexts(qemu::QmpClient& qmp, const qemu::LaunchPlan& plan, mill
   for (const auto& ctx : plan.contexts) attempt("object-del " + ctx.id, "object-del", {{"id", ctx.id}});
 }
 
+// Testing aid: $QLAUNCH_FAULT=<phase> makes the start fail at that point as if the real failure
+// had happened there, so tests can check that every failure path leaves nothing behind. The
+// QEMU, once spawned, is killed (SIGKILL, reaped) first; then the start throws and takes its
+// ordinary failure path. Phases: preflight (state dir claimed, mem-path dirs made, nothing
+// spawned), spawn (QEMU spawned, launcher memfds populating), qmp (QMP greeted), prealloc
+// (QEMU's own preallocation done, the launcher's still running), cont (just before 'cont').
+// Any other value fails the start at the first point.
+void FaultPoint(const char* phase, QemuProcess* qemu_proc) {
+  const char* fault = std::getenv("QLAUNCH_FAULT");
+  if (!fault || !*fault) return;
+  static constexpr const char* kPhases[] = {"preflight", "spawn", "qmp", "prealloc", "cont"};
+  bool known = false;
+  for (const char* p : kPhases) known |= std::strcmp(fault, p) == 0;
+  if (known && std::strcmp(fault, phase) != 0) return;
+  if (qemu_proc) qemu_proc->Kill();
+  throw std::runtime_error(known ? std::string("fault injected at phase ") + phase + " (QLAUNCH_FAULT)"
+                                 : std::string("QLAUNCH_FAULT=") + fault +
+                                       ": unknown phase (preflight, spawn, qmp, prealloc or cont)");
+}
+
 // Polls query-status until QEMU says running (after cont, the RESUME event has already come).
 void WaitRunning(qemu::QmpClient& qmp, milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
@@ -203,6 +224,9 @@ StartReport StartDomain(const StartOptions& opts) {
   StartReport report;
   Timings& t = report.timings;
   const milliseconds qmp_timeout = opts.qmp_timeout.count() > 0 ? opts.qmp_timeout : QmpTimeoutFromEnv();
+  // From here on SIGINT/SIGTERM only set a flag (checked before anything is created), so a
+  // signal during the capability probe cannot leave the probing QEMU behind.
+  StartInterrupt interrupt;
 
   // --- inputs: nothing on the host changes until pre-flight has passed ---------------------
   domain::DomainDef def = LoadDomain(opts.domain_xml);
@@ -215,6 +239,7 @@ StartReport StartDomain(const StartOptions& opts) {
   const std::string emulator = PickEmulator(opts.qemu, &def);
   CheckEmulator(emulator, opts, def);
   qemu::QemuCaps caps = qemu::ProbeCaps(emulator);
+  interrupt.ThrowIfInterrupted();
   t.Mark(Phase::kProbe);
 
   StateDir state(opts.state_root.empty() ? DefaultStateRoot() : opts.state_root);
@@ -257,8 +282,7 @@ StartReport StartDomain(const StartOptions& opts) {
 
   // --- side effects, each undone by its guard unless the start succeeds ---------------------
   // Destruction runs bottom-up: actions cleared, QMP closed, QEMU killed, memfds released,
-  // fds closed, mem-path dirs + state dir removed, signal handlers restored.
-  StartInterrupt interrupt;
+  // fds closed, mem-path dirs + state dir removed, and last (above) signal handlers restored.
   std::optional<StateClaim> claim;
   std::unique_ptr<prealloc::ProgressLine> progress_line;  // outlives whoever updates it
   std::unique_ptr<LauncherMemory> memory;
@@ -289,6 +313,7 @@ StartReport StartDomain(const StartOptions& opts) {
     }
   }
   interrupt.ThrowIfInterrupted();
+  FaultPoint("preflight", nullptr);
   t.Mark(Phase::kPreflight);
 
   IdSet narrowed;
@@ -324,16 +349,19 @@ StartReport StartDomain(const StartOptions& opts) {
       progress_line = std::make_unique<prealloc::ProgressLine>(stderr);
       qemu_progress = std::make_unique<QemuProgress>(qemu_proc->pid(), qemu_bytes, progress_line.get());
     }
+    FaultPoint("spawn", qemu_proc.get());
     t.Mark(Phase::kSpawn);
 
     const milliseconds allowance = PreallocAllowance(qemu_bytes);
     qmp = ConnectQmp(dir / "qmp.sock", *qemu_proc, interrupt, qmp_timeout, allowance);
+    FaultPoint("qmp", qemu_proc.get());
     t.Mark(Phase::kQmpReady);
 
     // The reply to qmp_capabilities comes once QEMU's start-up preallocation is done.
     qmp->Execute("qmp_capabilities", nullptr, qmp_timeout + allowance);
     if (qemu_progress) qemu_progress->Finish();
     if (!narrowed.Empty()) SetProcessAffinity(qemu_proc->pid(), host.usable_cpus);
+    FaultPoint("prealloc", qemu_proc.get());
     if (memory) {
       memory->Wait();
       memory->Release();
@@ -343,6 +371,7 @@ StartReport StartDomain(const StartOptions& opts) {
     t.Mark(Phase::kPrealloc);
 
     DropThreadContexts(*qmp, plan, qmp_timeout);
+    FaultPoint("cont", qemu_proc.get());
     qmp->Execute("cont", nullptr, qmp_timeout);
     WaitRunning(*qmp, qmp_timeout);
     t.Mark(Phase::kCont);

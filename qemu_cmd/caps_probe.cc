@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <linux/kvm.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include <thread>
 
 #include <boost/process.hpp>
+#include <boost/process/extend.hpp>
 #include <nlohmann/json.hpp>
 
 #include "qemu_cmd/caps_cache.h"
@@ -196,9 +198,16 @@ CachedCaps RunProbe(const std::string& binary, milliseconds timeout) {
       "-qmp",     "unix:" + sock.string() + ",server=on,wait=off",
   };
   bp::child child;
+  const pid_t parent = ::getpid();
   try {
+    // The probing QEMU dies with us: a signal that ends qlaunch mid-probe must not leave it
+    // waiting on its socket forever.
+    auto die_with_parent = [parent](auto&) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(127);
+    };
     child = bp::child(bp::exe = binary, bp::args = args, bp::std_in < bp::null,
-                      (bp::std_out & bp::std_err) > log.string());
+                      (bp::std_out & bp::std_err) > log.string(), bp::extend::on_exec_setup = die_with_parent);
   } catch (const bp::process_error& e) {
     Fail(binary, std::string("cannot start it: ") + e.what());
   }

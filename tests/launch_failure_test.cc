@@ -25,14 +25,6 @@ class LaunchFailureTest : public LaunchTest {
     if (DefaultHugepageBytes() != (2u << 20)) GTEST_SKIP() << "these tests assume 2 MiB default hugepages";
   }
 
-  // No process of ours runs on the state dir, and the domain's state dir is gone.
-  void ExpectNothingStarted(const std::string& name, uint64_t free_before) {
-    EXPECT_EQ(LivePidsWithCmdline(StateDir().string()), std::vector<pid_t>{});
-    EXPECT_EQ(PidsHoldingFd("memfd:qlaunch:" + name + ":"), std::vector<pid_t>{});
-    EXPECT_EQ(HugepagesFree(), free_before);
-    EXPECT_FALSE(fs::exists(DomainStateDir(name))) << DomainStateDir(name) << " left behind";
-  }
-
   // Starts `args` in the background, waits until its memory starts to be populated (the free
   // pool shrinks), then sends `sig`. Returns the result; *sent tells whether the signal went
   // out before qlaunch had finished.
@@ -66,7 +58,7 @@ TEST_F(LaunchFailureTest, PoolTooSmallFailsBeforeSpawning) {
               std::string::npos)
         << r.Describe();
     EXPECT_EQ(r.out, "");
-    ExpectNothingStarted(d.name, 10);
+    ExpectNothingLeft(d.name, 10);
     EXPECT_FALSE(fs::exists(DomainStateDir(d.name)));
   }
 }
@@ -82,7 +74,7 @@ TEST_F(LaunchFailureTest, WrongEmulatorPathIsNamed) {
   EXPECT_EQ(r.exit_code, 1) << r.Describe();
   EXPECT_NE(r.err.find("emulator " + missing + " (given by --qemu) does not exist"), std::string::npos)
       << r.Describe();
-  ExpectNothingStarted(d.name, free_before);
+  ExpectNothingLeft(d.name, free_before);
 
   d.emulator = missing;  // from the XML: the message points at the <emulator> line
   const std::string xml = WriteDomain(d);
@@ -90,7 +82,7 @@ TEST_F(LaunchFailureTest, WrongEmulatorPathIsNamed) {
   EXPECT_EQ(r.exit_code, 1) << r.Describe();
   EXPECT_NE(r.err.find(xml + ":"), std::string::npos) << r.Describe();
   EXPECT_NE(r.err.find("<emulator>: emulator " + missing + " does not exist"), std::string::npos) << r.Describe();
-  ExpectNothingStarted(d.name, free_before);
+  ExpectNothingLeft(d.name, free_before);
 }
 
 TEST_F(LaunchFailureTest, QemuExitingDuringStartShowsItsLog) {
@@ -107,7 +99,7 @@ TEST_F(LaunchFailureTest, QemuExitingDuringStartShowsItsLog) {
         << r.Describe();
     EXPECT_NE(r.err.find("qemu.log:\n"), std::string::npos) << r.Describe();
     EXPECT_NE(r.err.find("unsupported machine type"), std::string::npos) << "the log's tail\n" << r.Describe();
-    ExpectNothingStarted(d.name, free_before);
+    ExpectNothingLeft(d.name, free_before);
   }
 }
 
@@ -143,7 +135,7 @@ TEST_F(LaunchFailureTest, QmpThatNeverAnswersTimesOut) {
     pid_t fake_pid = 0;
     ASSERT_TRUE(in >> fake_pid) << "the fake emulator never ran";
     EXPECT_TRUE(PidGone(fake_pid)) << "the silent emulator was left running";
-    ExpectNothingStarted(d.name, free_before);
+    ExpectNothingLeft(d.name, free_before);
   }
 }
 
@@ -159,7 +151,7 @@ TEST_F(LaunchFailureTest, SigintWhileTheLauncherPopulatesReleasesEverything) {
   ASSERT_TRUE(sent) << "qlaunch ended before population started:\n" << r.Describe();
   EXPECT_EQ(r.exit_code, 1) << r.Describe();
   EXPECT_NE(r.err.find("start of domain " + d.name + " interrupted by SIGINT"), std::string::npos) << r.Describe();
-  ExpectNothingStarted(d.name, free_before);
+  ExpectNothingLeft(d.name, free_before);
 }
 
 TEST_F(LaunchFailureTest, SigintOrSigtermWhileQemuPreallocatesReleasesEverything) {
@@ -177,7 +169,91 @@ TEST_F(LaunchFailureTest, SigintOrSigtermWhileQemuPreallocatesReleasesEverything
     EXPECT_EQ(r.exit_code, 1) << r.Describe();
     EXPECT_NE(r.err.find(std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM")), std::string::npos)
         << r.Describe();
-    ExpectNothingStarted(d.name, free_before);
+    ExpectNothingLeft(d.name, free_before);
+  }
+}
+
+// QLAUNCH_FAULT makes start fail at each phase in turn, QEMU killed there as if it had died
+// (launcher/start.cc FaultPoint), on both preallocation paths: each time exit 1, a message
+// naming the phase and (once spawned) how QEMU ended, and nothing left on the host.
+TEST_F(LaunchFailureTest, FaultAtEveryPhaseReleasesEverything) {
+  SmallDomain d;
+  d.name = "qlaunch-fault";
+  const uint64_t pages = d.Bytes() / (2u << 20);
+  HugepagePool pool = HugepagePool::AtLeast(pages + 8);
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
+  const uint64_t free_before = HugepagesFree();
+  const std::string xml = WriteDomain(d);
+  for (const std::string mode : {"qemu", "launcher"}) {
+    for (const std::string phase : {"preflight", "spawn", "qmp", "prealloc", "cont"}) {
+      SCOPED_TRACE("--prealloc " + mode + ", QLAUNCH_FAULT=" + phase);
+      RunResult r = Qlaunch({"start", "--prealloc", mode, xml}, {{"QLAUNCH_FAULT", phase}});
+      EXPECT_EQ(r.exit_code, 1) << r.Describe();
+      EXPECT_EQ(r.out, "");
+      EXPECT_NE(r.err.find("fault injected at phase " + phase + " (QLAUNCH_FAULT)"), std::string::npos)
+          << r.Describe();
+      if (phase != "preflight") {
+        EXPECT_NE(r.err.find("QEMU was killed by signal 9 (SIGKILL) while starting domain " + d.name),
+                  std::string::npos)
+            << r.Describe();
+      }
+      ExpectNothingLeft(d.name, free_before);
+    }
+  }
+  RunResult r = Qlaunch({"start", xml}, {{"QLAUNCH_FAULT", "qmpp"}});
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_NE(r.err.find("QLAUNCH_FAULT=qmpp: unknown phase"), std::string::npos) << r.Describe();
+  ExpectNothingLeft(d.name, free_before);
+}
+
+// SIGINT and SIGTERM at a range of moments into a start whose preallocation takes a while
+// (2 GiB), on both preallocation paths. Whatever the moment, one of: start refused with
+// "interrupted by SIG...", qlaunch ended by the signal before it had created anything, or the
+// guest already ran (then it is destroyed). Every time, the host is clean afterwards.
+TEST_F(LaunchFailureTest, SignalsAtAnyMomentLeaveNothingBehind) {
+  SmallDomain d;
+  d.name = "qlaunch-signal";
+  d.cell_mib = 1024;
+  const uint64_t pages = d.Bytes() / (2u << 20);
+  HugepagePool pool = HugepagePool::AtLeast(pages + 8);
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
+  const uint64_t free_before = HugepagesFree();
+  const std::string xml = WriteDomain(d);
+  for (const std::string mode : {"launcher", "qemu"}) {
+    int interrupted = 0, before = 0, after = 0;
+    for (int sig : {SIGINT, SIGTERM}) {
+      const std::string sig_name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+      for (int delay_ms : {0, 20, 50, 100, 200, 400}) {
+        SCOPED_TRACE("--prealloc " + mode + ", " + sig_name + " after " + std::to_string(delay_ms) + " ms");
+        RunningProcess p({QlaunchBinary(), "start", "--json", "--prealloc", mode, xml}, BaseEnv());
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+        ASSERT_EQ(::kill(p.pid(), sig), 0);
+        RunResult r = p.Wait(std::chrono::seconds(60));
+        ASSERT_FALSE(r.timed_out) << r.Describe();
+        if (r.exit_code == 1) {
+          EXPECT_NE(r.err.find("interrupted by " + sig_name), std::string::npos) << r.Describe();
+          ++interrupted;
+        } else {
+          // Too early (no handler yet) or too late (the guest runs, our handler is gone).
+          EXPECT_TRUE(r.exit_code == 0 || r.signal == sig) << r.Describe();
+        }
+        const bool running = fs::exists(DomainStateDir(d.name));
+        if (r.exit_code != 1) ++(running ? after : before);
+        if (running) {  // only a start that succeeded leaves its dir
+          RunResult list = Qlaunch({"list", "--json"});
+          nlohmann::json running = nlohmann::json::parse(list.out);
+          ASSERT_EQ(running.size(), 1u) << list.Describe() << r.Describe();
+          EXPECT_EQ(running[0]["state"], "running") << list.Describe() << r.Describe();
+          RunResult destroy = Qlaunch({"destroy", d.name});
+          EXPECT_EQ(destroy.exit_code, 0) << destroy.Describe();
+          ExpectHostClean(d.name, running[0]["pid"].get<pid_t>(), free_before);
+        }
+        ExpectNothingLeft(d.name, free_before);
+      }
+    }
+    std::printf("[ signals  ] --prealloc %s: %d interrupted, %d ended before starting, %d after the guest ran\n",
+                mode.c_str(), interrupted, before, after);
+    EXPECT_GT(interrupted, 0) << "no signal arrived while a --prealloc " << mode << " start was under way";
   }
 }
 

@@ -53,12 +53,22 @@ HugepagePool HugepagePool::Exactly(uint64_t free_pages) {
   return p;
 }
 
-void HugepagePool::Resize(uint64_t free_pages, bool exact) {
+HugepagePool HugepagePool::LockOnly() {
+  HugepagePool p;
+  p.Lock();
+  return p;
+}
+
+void HugepagePool::Lock() {
   lock_fd_ = ::open(kHugepageLockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (lock_fd_ >= 0) {
     while (::flock(lock_fd_, LOCK_EX) != 0 && errno == EINTR) {
     }
   }
+}
+
+void HugepagePool::Resize(uint64_t free_pages, bool exact) {
+  Lock();
   if (::geteuid() != 0) {
     error_ = "resizing the hugepage pool needs root";
     return;

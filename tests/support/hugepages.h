@@ -30,6 +30,9 @@ class HugepagePool {
   // error() says why not (not root, not enough memory, ...).
   static HugepagePool AtLeast(uint64_t free_pages);
   static HugepagePool Exactly(uint64_t free_pages);
+  // Only the lock, for a test that counts free pages without resizing the pool (root or not;
+  // nothing is written back). ok() is always true.
+  static HugepagePool LockOnly();
 
   HugepagePool(HugepagePool&& o) noexcept;
   HugepagePool& operator=(HugepagePool&&) = delete;
@@ -40,6 +43,7 @@ class HugepagePool {
 
  private:
   HugepagePool() = default;
+  void Lock();
   void Resize(uint64_t free_pages, bool exact);
   int lock_fd_ = -1;
   std::optional<uint64_t> original_total_;

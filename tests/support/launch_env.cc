@@ -126,6 +126,20 @@ std::vector<pid_t> PidsHoldingFd(const std::string& needle) {
   return out;
 }
 
+std::vector<pid_t> LiveChildren() {
+  std::vector<pid_t> out;
+  const std::string self = std::to_string(::getpid());
+  for (pid_t pid : AllPids()) {
+    std::string stat = Slurp("/proc/" + std::to_string(pid) + "/stat");
+    size_t paren = stat.rfind(')');
+    if (paren == std::string::npos) continue;
+    std::istringstream fields(stat.substr(paren + 2));
+    std::string state, ppid;
+    if (fields >> state >> ppid && ppid == self && state != "Z") out.push_back(pid);
+  }
+  return out;
+}
+
 void LaunchTest::SetUp() {
   // QEMU outlives `qlaunch start` (its parent); as subreaper this test adopts it and can reap
   // it, so "gone" below means exited and reaped, not a zombie parked under pid 1.
@@ -178,6 +192,22 @@ void LaunchTest::ExpectHostClean(const std::string& name, pid_t qemu_pid, uint64
   EXPECT_EQ(PidsHoldingFd("memfd:qlaunch:" + name + ":"), std::vector<pid_t>{}) << "memfds of " << name << " held";
   EXPECT_EQ(HugepagesFree(), free_before) << "hugepages not returned";
   EXPECT_FALSE(fs::exists(DomainStateDir(name))) << DomainStateDir(name) << " left behind";
+}
+
+void LaunchTest::ExpectNothingLeft(const std::string& name, uint64_t free_before) {
+  ExpectHostClean(name, 0, free_before);
+  EXPECT_EQ(LivePidsWithCmdline(StateDir().string()), std::vector<pid_t>{}) << "processes still use " << StateDir();
+  std::vector<std::string> entries;
+  std::error_code ec;
+  for (fs::directory_iterator it(StateDir(), ec), end; !ec && it != end; it.increment(ec))
+    entries.push_back(it->path().filename().string());
+  EXPECT_EQ(entries, std::vector<std::string>{}) << "left in " << StateDir();
+  std::vector<pid_t> children = LiveChildren();  // a killed one may take a moment to exit
+  for (int i = 0; i < 200 && !children.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    children = LiveChildren();
+  }
+  EXPECT_EQ(children, std::vector<pid_t>{}) << "processes left behind (re-parented to the test)";
 }
 
 }  // namespace qlaunch::testing

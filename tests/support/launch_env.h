@@ -43,6 +43,9 @@ bool PidGone(pid_t pid);
 std::vector<pid_t> LivePidsWithCmdline(const std::string& needle);
 // Processes with an fd whose link target contains `needle` (e.g. "memfd:qlaunch:NAME").
 std::vector<pid_t> PidsHoldingFd(const std::string& needle);
+// Live (non-zombie) children of this process: with LaunchTest, whose SetUp makes the test a
+// child subreaper, that includes every process a qlaunch left behind (a QEMU, a probing QEMU).
+std::vector<pid_t> LiveChildren();
 
 class LaunchTest : public ::testing::Test {
  protected:
@@ -63,6 +66,10 @@ class LaunchTest : public ::testing::Test {
   // our state dir, nobody holds its memfds, the free hugepages are back to `free_before`, and
   // its state directory is gone.
   void ExpectHostClean(const std::string& name, pid_t qemu_pid, uint64_t free_before);
+  // After a start that failed, was refused or was interrupted (QEMU's pid unknown): the above,
+  // no process at all runs on our state root, which holds no entry, and no process that qlaunch
+  // started is left (they would have been re-parented to the test).
+  void ExpectNothingLeft(const std::string& name, uint64_t free_before);
 
   // The whole life of a small domain on `qemu` with `start_flags` (e.g. --prealloc launcher):
   // start --json -> state files -> hugepages taken -> list shows it running -> a second start

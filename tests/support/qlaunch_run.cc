@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,7 +43,7 @@ std::string RunResult::Describe() const {
   return s + "\n--- stdout ---\n" + out + "--- stderr ---\n" + err;
 }
 
-RunningProcess::RunningProcess(const std::vector<std::string>& argv, const Env& env) {
+RunningProcess::RunningProcess(const std::vector<std::string>& argv, const Env& env, const RunLimits& limits) {
   out_path_ = TempFile("out");
   err_path_ = TempFile("err");
   std::vector<std::string> full = argv;
@@ -54,6 +55,10 @@ RunningProcess::RunningProcess(const std::vector<std::string>& argv, const Env& 
   if (pid_ < 0) throw std::runtime_error("fork: " + std::string(std::strerror(errno)));
   if (pid_ == 0) {
     for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    if (limits.address_space_bytes) {
+      struct rlimit rl = {limits.address_space_bytes, limits.address_space_bytes};
+      if (::setrlimit(RLIMIT_AS, &rl) != 0) ::_exit(125);
+    }
     int in = ::open("/dev/null", O_RDONLY);
     int out = ::open(out_path_.c_str(), O_WRONLY | O_TRUNC);
     int err = ::open(err_path_.c_str(), O_WRONLY | O_TRUNC);
@@ -79,12 +84,13 @@ RunResult RunningProcess::Wait(std::chrono::milliseconds timeout) {
   RunResult r;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   int status = 0;
+  struct rusage usage {};
   for (;;) {
-    pid_t got = ::waitpid(pid_, &status, WNOHANG);
+    pid_t got = ::wait4(pid_, &status, WNOHANG, &usage);
     if (got == pid_) break;
     if (std::chrono::steady_clock::now() >= deadline) {
       ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &status, 0);
+      ::wait4(pid_, &status, 0, &usage);
       r.timed_out = true;
       break;
     }
@@ -93,15 +99,17 @@ RunResult RunningProcess::Wait(std::chrono::milliseconds timeout) {
   waited_ = true;
   if (WIFEXITED(status) && !r.timed_out) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  r.max_rss_kib = usage.ru_maxrss;
   r.out = Slurp(out_path_);
   r.err = Slurp(err_path_);
   return r;
 }
 
-RunResult RunQlaunch(const std::vector<std::string>& args, const Env& env, std::chrono::milliseconds timeout) {
+RunResult RunQlaunch(const std::vector<std::string>& args, const Env& env, std::chrono::milliseconds timeout,
+                     const RunLimits& limits) {
   std::vector<std::string> argv = {QlaunchBinary()};
   argv.insert(argv.end(), args.begin(), args.end());
-  RunningProcess p(argv, env);
+  RunningProcess p(argv, env, limits);
   return p.Wait(timeout);
 }
 

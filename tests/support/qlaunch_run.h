@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@ struct RunResult {
   int exit_code = -1;  // -1 when killed by a signal or timed out
   int signal = 0;      // the signal that ended it
   bool timed_out = false;
+  long max_rss_kib = 0;  // peak resident set size of the process (wait4's ru_maxrss)
   std::string out, err;
 
   std::string Describe() const;  // for assertion messages: exit code and both streams
@@ -25,10 +27,15 @@ struct RunResult {
 
 using Env = std::map<std::string, std::string>;
 
+// Resource limits set in the child before exec; 0 = unlimited (inherited).
+struct RunLimits {
+  uint64_t address_space_bytes = 0;  // RLIMIT_AS
+};
+
 // A qlaunch (or any binary when argv[0] is an absolute path) running in the background.
 class RunningProcess {
  public:
-  RunningProcess(const std::vector<std::string>& argv, const Env& env);
+  RunningProcess(const std::vector<std::string>& argv, const Env& env, const RunLimits& limits = {});
   ~RunningProcess();  // kills it (SIGKILL) if it still runs
   RunningProcess(const RunningProcess&) = delete;
   RunningProcess& operator=(const RunningProcess&) = delete;
@@ -45,6 +52,6 @@ class RunningProcess {
 
 // qlaunch ARGS... with `env` added to the environment; waits up to `timeout`.
 RunResult RunQlaunch(const std::vector<std::string>& args, const Env& env = {},
-                     std::chrono::milliseconds timeout = std::chrono::minutes(2));
+                     std::chrono::milliseconds timeout = std::chrono::minutes(2), const RunLimits& limits = {});
 
 }  // namespace qlaunch::testing

@@ -1,0 +1,85 @@
+// The fuzzer's pipeline (tests/fuzz/domain_pipeline.h), compiled normally, over every input the
+// fuzzer ever crashed on (tests/fuzz/regressions/, kept forever) and every seed scripts/fuzz
+// starts from. None may crash, throw anything but an input error (DiagnosticError,
+// std::runtime_error) or break an invariant of the plan (PipelineBug).
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "fuzz/domain_pipeline.h"
+
+namespace qlaunch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kSource = QLAUNCH_SOURCE_DIR;
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Regular files under `dir` (recursively), sorted; only *.xml when xml_only.
+std::vector<fs::path> FilesUnder(const fs::path& dir, bool xml_only) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_regular_file() && (!xml_only || it->path().extension() == ".xml")) out.push_back(it->path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const PipelineInputs& Inputs() {
+  static const PipelineInputs inputs = LoadPipelineInputs(kSource);
+  return inputs;
+}
+
+// Runs one file; a failure names it.
+PipelineOutcome Replay(const fs::path& file) {
+  try {
+    return RunDomainPipeline(Slurp(file), Inputs());
+  } catch (const PipelineBug& e) {
+    ADD_FAILURE() << file << ": " << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << file << ": escaped the pipeline: " << e.what();
+  }
+  return PipelineOutcome::kParseError;
+}
+
+TEST(FuzzReplay, EveryRegressionInputStaysFixed) {
+  std::vector<fs::path> files;
+  for (const fs::path& f : FilesUnder(kSource / "tests/fuzz/regressions", false))
+    if (f.filename() != "README.md") files.push_back(f);
+  ASSERT_FALSE(files.empty()) << "tests/fuzz/regressions/ holds the fuzzer's crash inputs; it is never emptied";
+  for (const fs::path& f : files) Replay(f);
+}
+
+TEST(FuzzReplay, EverySeedGoesThroughThePipeline) {
+  std::map<std::string, int> outcomes;
+  size_t seeds = 0;
+  for (const fs::path& dir : {kSource / "examples", kSource / "tests/fixtures/domains", kSource / "tests/fixtures/differential",
+                              kSource / "../shared/conformance/libvirt/cases"}) {
+    for (const fs::path& f : FilesUnder(dir, true)) {
+      ++seeds;
+      ++outcomes[ToString(Replay(f))];
+    }
+  }
+  std::string summary;
+  for (const auto& [outcome, n] : outcomes) summary += " " + outcome + "=" + std::to_string(n);
+  std::printf("[ seeds    ] %zu:%s\n", seeds, summary.c_str());
+  EXPECT_GT(seeds, 0u);
+  // The examples run as they are: they plan, so the plan invariants were checked on them.
+  for (const fs::path& f : FilesUnder(kSource / "examples", true))
+    EXPECT_EQ(ToString(Replay(f)), std::string("planned")) << f;
+}
+
+}  // namespace
+}  // namespace qlaunch::testing

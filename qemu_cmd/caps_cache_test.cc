@@ -7,6 +7,8 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+
+#include "tests/support/temp_dir.h"
 #include <nlohmann/json.hpp>
 
 #include "qemu_cmd/caps_probe.h"
@@ -14,24 +16,13 @@
 namespace qlaunch::qemu {
 namespace {
 
+using qlaunch::testing::TempDir;
+
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
 constexpr const char* kQemu = "/usr/bin/qemu-system-x86_64";
-
-struct TempDir {
-  TempDir() {
-    std::string tmpl = "/tmp/qlaunch-cache-test-XXXXXX";
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  fs::path path;
-};
 
 bool HostKvmOpensReadWrite() {
   int fd = ::open("/dev/kvm", O_RDWR | O_CLOEXEC);

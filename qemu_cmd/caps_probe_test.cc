@@ -9,10 +9,14 @@
 
 #include <boost/process.hpp>
 #include <gtest/gtest.h>
+
+#include "tests/support/temp_dir.h"
 #include <nlohmann/json.hpp>
 
 namespace qlaunch::qemu {
 namespace {
+
+using qlaunch::testing::TempDir;
 
 namespace fs = std::filesystem;
 namespace bp = boost::process;
@@ -20,19 +24,6 @@ using json = nlohmann::json;
 using namespace std::chrono_literals;
 
 constexpr const char* kQemu72 = "/usr/bin/qemu-system-x86_64";
-
-struct TempDir {
-  TempDir() {
-    std::string tmpl = "/tmp/qlaunch-probe-test-XXXXXX";
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  fs::path path;
-};
 
 QemuCaps Fixture(const std::string& name) {
   std::ifstream in(std::string(QLAUNCH_SOURCE_DIR) + "/tests/fixtures/caps/" + name);

@@ -1,5 +1,7 @@
 #include "qemu_cmd/memory_plan.h"
 
+#include "qemu_cmd/plan_diagnostic.h"
+
 #include <algorithm>
 #include <map>
 #include <string>
@@ -15,22 +17,6 @@ uint64_t AlignUp(uint64_t value, uint64_t align) { return (value + align - 1) / 
 
 namespace {
 
-Diagnostic Error(const DomainDef& def, int line, std::string element, std::string message) {
-  Diagnostic d;
-  d.severity = Severity::kError;
-  d.file = def.file;
-  d.line = line;
-  d.element = std::move(element);
-  d.message = std::move(message);
-  return d;
-}
-
-Diagnostic Note(const DomainDef& def, int line, std::string element, std::string message) {
-  Diagnostic d = Error(def, line, std::move(element), std::move(message));
-  d.severity = Severity::kWarning;
-  return d;
-}
-
 std::string KiB(uint64_t bytes) { return std::to_string(bytes / kKiB) + " KiB"; }
 
 // The huge page size a backend serving guest node `cell` uses, and the element that asked
@@ -44,7 +30,7 @@ struct PageChoice {
 PageChoice ResolvePageSize(const DomainDef& def, const HostTopology& host, PageChoice choice) {
   if (choice.size == 0) {  // "the host's default"
     if (host.default_hugepage_bytes == 0)
-      throw DiagnosticError(Error(def, choice.line, choice.element,
+      throw DiagnosticError(PlanError(def, choice.line, choice.element,
                                   "the host's default huge page size is unknown; give the page size explicitly"));
     choice.size = host.default_hugepage_bytes;
   }
@@ -111,7 +97,7 @@ class Planner {
 void Planner::CheckHostNodes(const IdSet& nodes, int line, const char* element) const {
   for (unsigned n : nodes)
     if (host_.Node(n) == nullptr)
-      throw DiagnosticError(Error(def_, line, element, "NUMA node " + std::to_string(n) + " is unavailable"));
+      throw DiagnosticError(PlanError(def_, line, element, "NUMA node " + std::to_string(n) + " is unavailable"));
 }
 
 Binding Planner::NumatuneBinding(std::optional<unsigned> cell) {
@@ -137,7 +123,7 @@ Binding Planner::NumatuneBinding(std::optional<unsigned> cell) {
       nodes = host_.CpuNodeIds();
       if (!noted_auto_) {
         noted_auto_ = true;
-        out_.notes.push_back(Note(def_, line, "memory",
+        out_.notes.push_back(PlanWarning(def_, line, "memory",
                                   "placement='auto' needs numad, which qlaunch does not use; binding memory to "
                                   "the host nodes with CPUs (" + nodes.ToString() + ")"));
       }
@@ -148,7 +134,7 @@ Binding Planner::NumatuneBinding(std::optional<unsigned> cell) {
   if (mode == NumaMode::kRestrictive) {
     if (!noted_restrictive_) {
       noted_restrictive_ = true;
-      out_.notes.push_back(Note(def_, line, element,
+      out_.notes.push_back(PlanWarning(def_, line, element,
                                 "mode='restrictive' is enforced by libvirt through cgroups, which qlaunch does not "
                                 "manage; the memory is left without a host binding"));
     }
@@ -169,15 +155,15 @@ void Planner::Fill(MemoryBackend& b, PageChoice page, MemAccess access, bool dis
     prealloc = true;
   } else if (mb.source == domain::MemSource::kMemfd) {
     if (!caps_.memfd)
-      throw DiagnosticError(Error(def_, mb.source_line, "source",
+      throw DiagnosticError(PlanError(def_, mb.source_line, "source",
                                   "this QEMU has no memory-backend-memfd (source type='memfd')"));
     b.type = BackendType::kMemfd;
     if (page.size) {
       if (!caps_.memfd_hugetlb)
-        throw DiagnosticError(Error(def_, page.line, page.element, "this QEMU cannot back a memfd with huge pages"));
+        throw DiagnosticError(PlanError(def_, page.line, page.element, "this QEMU cannot back a memfd with huge pages"));
       if (!host_.hugepage_sizes.empty() &&
           std::find(host_.hugepage_sizes.begin(), host_.hugepage_sizes.end(), page.size) == host_.hugepage_sizes.end())
-        throw DiagnosticError(Error(def_, page.line, page.element,
+        throw DiagnosticError(PlanError(def_, page.line, page.element,
                                     "the host has no huge pages of " + KiB(page.size)));
       b.page_size_bytes = page.size;
       prealloc = true;
@@ -185,7 +171,7 @@ void Planner::Fill(MemoryBackend& b, PageChoice page, MemAccess access, bool dis
   } else if (page.size) {
     auto it = host_.hugetlbfs_mounts.find(page.size);
     if (it == host_.hugetlbfs_mounts.end())
-      throw DiagnosticError(Error(def_, page.line, page.element,
+      throw DiagnosticError(PlanError(def_, page.line, page.element,
                                   "Unable to find any usable hugetlbfs mount for " + KiB(page.size)));
     b.type = BackendType::kFile;
     b.page_size_bytes = page.size;
@@ -218,7 +204,7 @@ MemoryLayout Planner::Run() {
     for (auto* c : cells) out_.initial_bytes += AlignUp(c->memory_bytes, kCellAlign);
   } else {
     if (def_.memory_bytes <= device_bytes)
-      throw DiagnosticError(Error(def_, def_.memory_line, "memory",
+      throw DiagnosticError(PlanError(def_, def_.memory_line, "memory",
                                   "<memory> must be larger than the memory devices together"));
     out_.initial_bytes = AlignUp(def_.memory_bytes - device_bytes, kCellAlign);
   }
@@ -241,7 +227,7 @@ MemoryLayout Planner::Run() {
       out_.machine_memory_backend = true;
       out_.backends.push_back(std::move(b));
     } else if (!plain) {
-      throw DiagnosticError(Error(def_, mb.line ? mb.line : def_.memory_line, mb.line ? "memoryBacking" : "memory",
+      throw DiagnosticError(PlanError(def_, mb.line ? mb.line : def_.memory_line, mb.line ? "memoryBacking" : "memory",
                                   "this QEMU has no -machine memory-backend=, needed for this memory "
                                   "configuration without guest NUMA cells"));
     }
@@ -270,14 +256,14 @@ MemoryLayout Planner::Run() {
   unsigned next_free = 0;
   for (const auto& m : mems) {
     if (!def_.max_memory_bytes)
-      throw DiagnosticError(Error(def_, m.line, "memory", "memory devices need <maxMemory slots='N'>"));
+      throw DiagnosticError(PlanError(def_, m.line, "memory", "memory devices need <maxMemory slots='N'>"));
     if (m.slot) {
       slots.push_back(*m.slot);
       continue;
     }
     while (taken.Contains(next_free)) ++next_free;
     if (def_.max_memory_slots && next_free >= def_.max_memory_slots)
-      throw DiagnosticError(Error(def_, m.line, "memory",
+      throw DiagnosticError(PlanError(def_, m.line, "memory",
                                   "no free memory slot (maxMemory has " + std::to_string(def_.max_memory_slots) + ")"));
     taken.Insert(next_free);
     slots.push_back(next_free);

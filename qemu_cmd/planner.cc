@@ -1,5 +1,7 @@
 #include "qemu_cmd/planner.h"
 
+#include "qemu_cmd/plan_diagnostic.h"
+
 #include "qemu_cmd/memory_plan.h"
 #include "qemu_cmd/render_argv.h"
 #include "qemu_cmd/thread_context_plan.h"
@@ -9,16 +11,6 @@ namespace qlaunch::qemu {
 namespace {
 
 constexpr const char* kDefaultEmulator = "qemu-system-x86_64";
-
-Diagnostic Note(const domain::DomainDef& def, int line, std::string element, std::string message) {
-  Diagnostic d;
-  d.severity = Severity::kWarning;
-  d.file = def.file;
-  d.line = line;
-  d.element = std::move(element);
-  d.message = std::move(message);
-  return d;
-}
 
 std::string PickEmulator(const domain::DomainDef& def, const QemuCaps& caps, const PlanOptions& opts) {
   if (!caps.binary.empty()) return caps.binary;
@@ -31,7 +23,7 @@ std::string PickEmulator(const domain::DomainDef& def, const QemuCaps& caps, con
 std::string PickAccel(const domain::DomainDef& def, const QemuCaps& caps, std::vector<Diagnostic>* notes) {
   if (def.type != "kvm") return "tcg";
   if (caps.kvm) return "kvm";
-  notes->push_back(Note(def, 0, "domain", "KVM is not usable with this QEMU on this host; fell back to TCG"));
+  notes->push_back(PlanWarning(def, 0, "domain", "KVM is not usable with this QEMU on this host; fell back to TCG"));
   return "tcg";
 }
 
@@ -40,7 +32,7 @@ std::string PickCpu(const domain::DomainDef& def, const std::string& accel, std:
   const std::string& mode = def.cpu.mode;
   if (mode == "host-passthrough" || mode == "host-model") {
     if (accel == "kvm") return "host";
-    notes->push_back(Note(def, def.cpu.line, "cpu", "cpu mode '" + mode + "' needs KVM; using 'max' under TCG"));
+    notes->push_back(PlanWarning(def, def.cpu.line, "cpu", "cpu mode '" + mode + "' needs KVM; using 'max' under TCG"));
     return "max";
   }
   if (mode == "maximum") return "max";
@@ -69,7 +61,7 @@ LaunchPlan PlanLaunch(const domain::DomainDef& def, const numa::HostTopology& ho
   in.accel = PickAccel(def, caps, &plan.notes);
   in.cpu_model = PickCpu(def, in.accel, &plan.notes);
   if (!caps.sandbox)
-    plan.notes.push_back(Note(def, 0, "", "this QEMU has no -sandbox (seccomp); running without it"));
+    plan.notes.push_back(PlanWarning(def, 0, "", "this QEMU has no -sandbox (seccomp); running without it"));
   plan.argv = RenderArgv(in);
 
   plan.initial_memory_bytes = memory.initial_bytes;

@@ -16,8 +16,12 @@
 #include <boost/process.hpp>
 #include <gtest/gtest.h>
 
+#include "tests/support/temp_dir.h"
+
 namespace qlaunch::qemu {
 namespace {
+
+using qlaunch::testing::TempDir;
 
 namespace fs = std::filesystem;
 namespace bp = boost::process;
@@ -27,19 +31,6 @@ using json = nlohmann::json;
 using namespace std::chrono_literals;
 
 constexpr const char* kQemu = "/usr/bin/qemu-system-x86_64";
-
-struct TempDir {
-  TempDir() {
-    std::string tmpl = "/tmp/qlaunch-qmp-test-XXXXXX";
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  fs::path path;
-};
 
 // A real QEMU 7.2 with nothing to run: -machine none, paused, QMP on a socket in a temp dir.
 class RealQemuTest : public ::testing::Test {

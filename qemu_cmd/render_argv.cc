@@ -3,21 +3,13 @@
 #include <set>
 
 #include "qemu_cmd/option_escape.h"
+#include "qemu_cmd/plan_diagnostic.h"
 #include "qemu_cmd/render_devices.h"
 #include "qemu_cmd/render_object.h"
 
 namespace qlaunch::qemu {
 
 namespace {
-
-Diagnostic Error(const domain::DomainDef& def, int line, std::string element, std::string message) {
-  Diagnostic d;
-  d.file = def.file;
-  d.line = line;
-  d.element = std::move(element);
-  d.message = std::move(message);
-  return d;
-}
 
 class Argv {
  public:
@@ -51,7 +43,7 @@ std::string RenderSmp(const domain::DomainDef& def, const QemuCaps& caps) {
     s += ",sockets=" + std::to_string(t->sockets) + ",dies=" + std::to_string(t->dies);
     if (t->clusters > 1) {
       if (!caps.VersionAtLeast(7, 0))
-        throw DiagnosticError(Error(def, t->line, "topology", "this QEMU has no CPU clusters (QEMU 7.0 or newer)"));
+        throw DiagnosticError(PlanError(def, t->line, "topology", "this QEMU has no CPU clusters (QEMU 7.0 or newer)"));
       s += ",clusters=" + std::to_string(t->clusters);
     }
     s += ",cores=" + std::to_string(t->cores) + ",threads=" + std::to_string(t->threads);
@@ -85,7 +77,7 @@ std::vector<std::string> RenderArgv(const ArgvInput& in) {
   // The machine type is the implied first value of -machine: QEMU would read a '=' in it as
   // a key of its own, which escaping cannot prevent.
   if (def.os.machine.find('=') != std::string::npos)
-    throw DiagnosticError(Error(def, def.os.line, "type", "invalid machine type '" + def.os.machine + "'"));
+    throw DiagnosticError(PlanError(def, def.os.line, "type", "invalid machine type '" + def.os.machine + "'"));
   KeyValueBuilder machine(def.os.machine.empty() ? "pc" : def.os.machine);
   if (mem.machine_memory_backend) machine.Add("memory-backend", "pc.ram");
   if (mem.has_nvdimm) machine.AddBool("nvdimm", true);
@@ -94,7 +86,7 @@ std::vector<std::string> RenderArgv(const ArgvInput& in) {
   a.Add("-accel", in.accel);
   if (!in.cpu_model.empty()) {
     if (in.cpu_model.find(',') != std::string::npos)
-      throw DiagnosticError(Error(def, def.cpu.line, "model", "a CPU model name cannot contain ','"));
+      throw DiagnosticError(PlanError(def, def.cpu.line, "model", "a CPU model name cannot contain ','"));
     a.Add("-cpu", in.cpu_model);
   }
 

@@ -3,19 +3,11 @@
 #include <cctype>
 
 #include "qemu_cmd/option_escape.h"
+#include "qemu_cmd/plan_diagnostic.h"
 
 namespace qlaunch::qemu {
 
 namespace {
-
-Diagnostic Error(const domain::DomainDef& def, int line, std::string element, std::string message) {
-  Diagnostic d;
-  d.file = def.file;
-  d.line = line;
-  d.element = std::move(element);
-  d.message = std::move(message);
-  return d;
-}
 
 void Push(std::vector<std::string>* argv, std::string opt, std::string value) {
   argv->push_back(std::move(opt));
@@ -68,7 +60,7 @@ void RenderDisks(const domain::DomainDef& def, std::vector<std::string>* argv) {
       dev = KeyValueBuilder("virtio-blk-pci");
     } else if (d.target_bus == "ide" || d.target_bus == "sata") {
       if (index < 0)
-        throw DiagnosticError(Error(def, d.line, "target", "cannot tell the unit of disk '" + d.target_dev + "'"));
+        throw DiagnosticError(PlanError(def, d.line, "target", "cannot tell the unit of disk '" + d.target_dev + "'"));
       dev = KeyValueBuilder(cdrom ? "ide-cd" : "ide-hd");
       if (d.target_bus == "ide") {
         // The PIIX/ICH IDE controller: two buses with a master and a slave each.
@@ -83,7 +75,7 @@ void RenderDisks(const domain::DomainDef& def, std::vector<std::string>* argv) {
       }
     } else if (d.target_bus == "scsi") {
       if (index < 0)
-        throw DiagnosticError(Error(def, d.line, "target", "cannot tell the unit of disk '" + d.target_dev + "'"));
+        throw DiagnosticError(PlanError(def, d.line, "target", "cannot tell the unit of disk '" + d.target_dev + "'"));
       if (!have_scsi) {
         Push(argv, "-device", "virtio-scsi-pci,id=scsi0");
         have_scsi = true;
@@ -92,7 +84,7 @@ void RenderDisks(const domain::DomainDef& def, std::vector<std::string>* argv) {
       dev.Add("bus", "scsi0.0");
       dev.Add("scsi-id", index);
     } else {
-      throw DiagnosticError(Error(def, d.line, "target", "disk bus '" + d.target_bus + "' is not supported"));
+      throw DiagnosticError(PlanError(def, d.line, "target", "disk bus '" + d.target_bus + "' is not supported"));
     }
     dev.Add("drive", std::string_view(drive_id));
     dev.Add("id", std::string_view(d.target_dev));
@@ -130,7 +122,7 @@ void RenderCharDevs(const domain::DomainDef& def, const PlanOptions& opts, std::
       chardev.AddBool("server", true);
       chardev.AddBool("wait", false);
     } else {
-      throw DiagnosticError(Error(def, c.line, c.kind, "character device type '" + c.type + "' is not supported"));
+      throw DiagnosticError(PlanError(def, c.line, c.kind, "character device type '" + c.type + "' is not supported"));
     }
     Push(argv, "-chardev", chardev.str());
     if (virtio_console) {

@@ -1,5 +1,7 @@
 #include "qemu_cmd/thread_context_plan.h"
 
+#include "qemu_cmd/plan_diagnostic.h"
+
 #include <algorithm>
 #include <map>
 #include <string>
@@ -31,14 +33,6 @@ unsigned DefaultPreallocThreads(const IdSet& cpus) {
 }
 
 namespace {
-
-Diagnostic Warning(const domain::DomainDef& def, std::string message) {
-  Diagnostic d;
-  d.severity = Severity::kWarning;
-  d.file = def.file;
-  d.message = std::move(message);
-  return d;
-}
 
 bool ByLauncher(const MemoryBackend& b, const QemuCaps& caps, PreallocMode mode) {
   bool candidate = b.type == BackendType::kMemfd && b.shared;
@@ -78,7 +72,7 @@ std::vector<ThreadContext> PlanPrealloc(std::vector<MemoryBackend>& backends, co
 
     b.prealloc = PreallocBy::kQemu;
     if (contexts_ok && cpus.Empty()) {
-      notes->push_back(Warning(def, "no usable CPU is near the host nodes of memory backend " + b.id +
+      notes->push_back(PlanWarning(def, 0, "", "no usable CPU is near the host nodes of memory backend " + b.id +
                                         "; QEMU preallocates it without a thread-context"));
     } else if (contexts_ok) {
       auto [it, fresh] = context_of_cpus.try_emplace(cpus, contexts.size());

@@ -1,16 +1,11 @@
 #include "launcher/preflight.h"
 
-#include <fcntl.h>
-#include <linux/kvm.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
 #include <utility>
+
+#include "qemu_cmd/kvm_device.h"
 
 namespace qlaunch::launcher {
 
@@ -100,25 +95,9 @@ std::vector<Diagnostic> CheckHugepagePools(const std::vector<qemu::LaunchPlan::P
   return errors;
 }
 
-bool KvmUsable(std::string* why, const fs::path& dev) {
-  int fd = ::open(dev.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) {
-    if (why) *why = "cannot open " + dev.string() + ": " + std::strerror(errno);
-    return false;
-  }
-  int version = ::ioctl(fd, KVM_GET_API_VERSION, 0);
-  if (version != KVM_API_VERSION) {
-    if (why) *why = dev.string() + " reports KVM API version " + std::to_string(version) + ", not 12";
-    ::close(fd);
-    return false;
-  }
-  ::close(fd);
-  return true;
-}
-
 std::vector<Diagnostic> CheckAccelerator(const domain::DomainDef& def, const fs::path& kvm_dev) {
   std::string why;
-  if (def.type != "kvm" || KvmUsable(&why, kvm_dev)) return {};
+  if (def.type != "kvm" || qemu::KvmUsable(&why, kvm_dev)) return {};
   Diagnostic d;
   d.file = def.file;
   d.line = DomainElementLine(def.file);

@@ -30,13 +30,9 @@ inline std::vector<Diagnostic> CheckHugepagePools(const qemu::LaunchPlan& plan, 
   return CheckHugepagePools(plan.pool_needs, host);
 }
 
-// Whether KVM can be used: /dev/kvm opens read-write and reports API version 12. (Creating a
-// VM as well would cost ~15 ms of every start; QEMU reports the rare failure after this.)
-// On false, *why says what failed.
-bool KvmUsable(std::string* why, const std::filesystem::path& dev = "/dev/kvm");
-
 // A domain of type 'kvm' on a host where KVM is not usable: an error naming the file and line
-// of <domain type=...>, suggesting type='qemu'. Empty otherwise.
+// of <domain type=...>, suggesting type='qemu'. Empty otherwise. KVM is judged by
+// qemu::KvmUsable (qemu_cmd/kvm_device.h), the same check that sets caps.kvm.
 std::vector<Diagnostic> CheckAccelerator(const domain::DomainDef& def,
                                          const std::filesystem::path& kvm_dev = "/dev/kvm");
 

@@ -139,12 +139,6 @@ TEST(CheckAccelerator, KvmTypeWithoutKvmSuggestsTcg) {
   EXPECT_NE(errors[0].message.find("type='qemu'"), std::string::npos) << errors[0].message;
 }
 
-TEST(KvmUsable, ANonKvmDeviceIsNotUsable) {
-  std::string why;
-  EXPECT_FALSE(KvmUsable(&why, "/dev/null"));
-  EXPECT_NE(why.find("/dev/null"), std::string::npos) << why;
-}
-
 TEST(MissingMemPathDirs, OnlyMissingDirsUnderKnownRootsParentsFirst) {
   char tmpl[] = "/tmp/qlaunch-mempath-XXXXXX";
   ASSERT_NE(::mkdtemp(tmpl), nullptr);

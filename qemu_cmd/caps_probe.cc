@@ -5,10 +5,7 @@
 // answer per binary (qemu_cmd/caps_cache.h).
 #include "qemu_cmd/caps_probe.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <linux/kvm.h>
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -27,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "qemu_cmd/caps_cache.h"
+#include "qemu_cmd/kvm_device.h"
 #include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::qemu {
@@ -109,15 +107,6 @@ std::set<std::string> Names(const json& list) {
   return out;
 }
 
-// Whether this host lets us use KVM: /dev/kvm opens read-write and speaks the stable API (12).
-bool HostKvmUsable() {
-  int fd = ::open("/dev/kvm", O_RDWR | O_CLOEXEC);
-  if (fd < 0) return false;
-  int api = ::ioctl(fd, KVM_GET_API_VERSION, 0);
-  ::close(fd);
-  return api == KVM_API_VERSION;
-}
-
 milliseconds Remaining(Clock::time_point deadline) {
   auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
   return std::max(left, milliseconds(1));
@@ -174,7 +163,7 @@ CachedCaps Ask(QmpClient& qmp, Clock::time_point deadline) {
 
   // KVM: with -machine none no accelerator is initialised, so query-kvm's "enabled" is always
   // false here. "present" says QEMU was built with KVM; whether this host lets us use it is a
-  // property of the host, decided by opening /dev/kvm (HostKvmUsable) each time caps are
+  // property of the host, decided by opening /dev/kvm (qemu_cmd/kvm_device.h) each time caps are
   // handed out, cached or not.
   try {
     json kvm = ask("query-kvm");
@@ -293,7 +282,7 @@ QemuCaps ProbeCaps(const std::string& spelled, const ProbeOptions& opts) {
   }
   QemuCaps caps = entry->caps;
   caps.binary = spelled;  // as the caller spells it: that is what the launcher will exec
-  caps.kvm = entry->kvm_compiled && HostKvmUsable();
+  caps.kvm = entry->kvm_compiled && KvmUsable();
   return caps;
 }
 

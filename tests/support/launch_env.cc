@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "launcher/preflight.h"
+#include "qemu_cmd/kvm_device.h"
 
 namespace qlaunch::testing {
 
@@ -81,7 +82,7 @@ std::string SmallDomainXml(const SmallDomain& d) {
   return x.str();
 }
 
-bool KvmWorks() { return launcher::KvmUsable(nullptr); }
+bool KvmWorks() { return qemu::KvmUsable(); }
 
 bool PidGone(pid_t pid) {
   std::string stat = Slurp("/proc/" + std::to_string(pid) + "/stat");

@@ -231,6 +231,12 @@ StartReport StartDomain(const StartOptions& opts) {
   // --- inputs: nothing on the host changes until pre-flight has passed ---------------------
   domain::DomainDef def = LoadDomain(opts.domain_xml);
   report.name = def.name;
+  CheckDomainName(def.name);
+  StateDir state(opts.state_root.empty() ? DefaultStateRoot() : opts.state_root);
+  const fs::path dir = state.DomainDir(def.name);
+  // A start of this name killed outright (SIGKILL: no handler ran) left its entry and a paused
+  // QEMU holding the guest's memory. Clear that first, so the host is read without it.
+  if (std::error_code ec; fs::exists(dir, ec)) state.WithLock([&] { state.RemoveIfStale(def.name); });
   t.Mark(Phase::kParse);
 
   numa::HostTopology host = LoadHost(opts.sysfs);
@@ -242,9 +248,6 @@ StartReport StartDomain(const StartOptions& opts) {
   interrupt.ThrowIfInterrupted();
   t.Mark(Phase::kProbe);
 
-  StateDir state(opts.state_root.empty() ? DefaultStateRoot() : opts.state_root);
-  CheckDomainName(def.name);
-  const fs::path dir = state.DomainDir(def.name);
   qemu::PlanOptions popts;
   popts.prealloc = opts.prealloc;
   popts.qmp_socket = (dir / "qmp.sock").string();

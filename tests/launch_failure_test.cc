@@ -294,6 +294,52 @@ TEST_F(LaunchFailureTest, ListDropsDomainsWhoseQemuDied) {
   ExpectHostClean(d.name, pid, free_before);
 }
 
+// SIGKILL of qlaunch start while the guest's memory is being populated: no handler runs, so
+// its state entry and the paused QEMU (holding the memory) stay. The next qlaunch command
+// that looks at the name, list or a new start of it, kills that QEMU and removes the entry;
+// the new start then gets the memory it needs.
+TEST_F(LaunchFailureTest, AStartKilledOutrightIsClearedByTheNextCommand) {
+  SmallDomain d;
+  d.name = "qlaunch-sigkill";
+  d.cell_mib = 1024;
+  const uint64_t pages = d.Bytes() / (2u << 20);
+  HugepagePool pool = HugepagePool::AtLeast(pages + 8);
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
+  const uint64_t free_before = HugepagesFree();
+  const std::string xml = WriteDomain(d);
+  for (const std::string mode : {"launcher", "qemu"}) {
+    for (const std::string next : {"list", "start"}) {
+      SCOPED_TRACE("--prealloc " + mode + ", then " + next);
+      bool sent = false;
+      RunResult r = InterruptWhilePopulating({"start", "--json", "--prealloc", mode, xml}, free_before, &sent, SIGKILL);
+      ASSERT_TRUE(sent) << r.Describe();
+      ASSERT_EQ(r.signal, SIGKILL) << r.Describe();
+      std::ifstream pid_file(DomainStateDir(d.name) / "pid");
+      pid_t orphan = 0;
+      ASSERT_TRUE(pid_file >> orphan) << "no pid file in " << DomainStateDir(d.name);
+      EXPECT_FALSE(PidGone(orphan)) << "the paused QEMU " << orphan << " should still be there";
+      if (next == "list") {
+        RunResult list = Qlaunch({"list", "--json"});
+        EXPECT_EQ(list.exit_code, 0) << list.Describe();
+        EXPECT_EQ(list.out, "[]\n") << list.Describe();
+        ExpectHostClean(d.name, orphan, free_before);
+      } else {
+        RunResult again = Qlaunch({"start", "--json", "--prealloc", mode, xml});
+        ASSERT_EQ(again.exit_code, 0) << again.Describe();
+        EXPECT_TRUE(PidGone(orphan)) << "the orphaned QEMU " << orphan << " is still alive";
+        ::waitpid(orphan, nullptr, WNOHANG);  // adopted by us as subreaper
+        pid_t pid = nlohmann::json::parse(again.out)["pid"].get<pid_t>();
+        EXPECT_NE(pid, orphan);
+        EXPECT_EQ(free_before - HugepagesFree(), pages);
+        RunResult destroy = Qlaunch({"destroy", d.name});
+        EXPECT_EQ(destroy.exit_code, 0) << destroy.Describe();
+        ExpectHostClean(d.name, pid, free_before);
+      }
+      ExpectNothingLeft(d.name, free_before);
+    }
+  }
+}
+
 TEST_F(LaunchFailureTest, DestroyOfAnUnknownName) {
   RunResult r = Qlaunch({"destroy", "nosuch"});
   EXPECT_EQ(r.exit_code, 1) << r.Describe();

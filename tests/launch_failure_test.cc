@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "support/launch_env.h"
@@ -24,6 +25,25 @@ class LaunchFailureTest : public LaunchTest {
     if (std::string why = CheckQemuVersion(kQemu72, "7.2"); !why.empty()) GTEST_SKIP() << why;
     if (DefaultHugepageBytes() != (2u << 20)) GTEST_SKIP() << "these tests assume 2 MiB default hugepages";
   }
+
+  // A domain whose preallocation takes a while (2 GiB in two cells), written out, with a pool
+  // that holds it and a few pages more for the rest of the test. "" when ready, else why the
+  // test must skip.
+  std::string PrepareSlowDomain(const std::string& name) {
+    slow_.name = name;
+    slow_.cell_mib = 1024;
+    slow_pages_ = slow_.Bytes() / (2u << 20);
+    slow_pool_.emplace(HugepagePool::AtLeast(slow_pages_ + 8));
+    if (!slow_pool_->ok()) return slow_pool_->error();
+    free_before_ = HugepagesFree();
+    slow_xml_ = WriteDomain(slow_);
+    return "";
+  }
+  SmallDomain slow_;
+  uint64_t slow_pages_ = 0;
+  uint64_t free_before_ = 0;
+  std::string slow_xml_;
+  std::optional<HugepagePool> slow_pool_;
 
   // Starts `args` in the background, waits until its memory starts to be populated (the free
   // pool shrinks), then sends `sig`. Returns the result; *sent tells whether the signal went
@@ -211,14 +231,10 @@ TEST_F(LaunchFailureTest, FaultAtEveryPhaseReleasesEverything) {
 // "interrupted by SIG...", qlaunch ended by the signal before it had created anything, or the
 // guest already ran (then it is destroyed). Every time, the host is clean afterwards.
 TEST_F(LaunchFailureTest, SignalsAtAnyMomentLeaveNothingBehind) {
-  SmallDomain d;
-  d.name = "qlaunch-signal";
-  d.cell_mib = 1024;
-  const uint64_t pages = d.Bytes() / (2u << 20);
-  HugepagePool pool = HugepagePool::AtLeast(pages + 8);
-  if (!pool.ok()) GTEST_SKIP() << pool.error();
-  const uint64_t free_before = HugepagesFree();
-  const std::string xml = WriteDomain(d);
+  if (std::string why = PrepareSlowDomain("qlaunch-signal"); !why.empty()) GTEST_SKIP() << why;
+  const SmallDomain& d = slow_;
+  const uint64_t free_before = free_before_;
+  const std::string& xml = slow_xml_;
   for (const std::string mode : {"launcher", "qemu"}) {
     int interrupted = 0, before = 0, after = 0;
     for (int sig : {SIGINT, SIGTERM}) {
@@ -299,14 +315,10 @@ TEST_F(LaunchFailureTest, ListDropsDomainsWhoseQemuDied) {
 // that looks at the name, list or a new start of it, kills that QEMU and removes the entry;
 // the new start then gets the memory it needs.
 TEST_F(LaunchFailureTest, AStartKilledOutrightIsClearedByTheNextCommand) {
-  SmallDomain d;
-  d.name = "qlaunch-sigkill";
-  d.cell_mib = 1024;
-  const uint64_t pages = d.Bytes() / (2u << 20);
-  HugepagePool pool = HugepagePool::AtLeast(pages + 8);
-  if (!pool.ok()) GTEST_SKIP() << pool.error();
-  const uint64_t free_before = HugepagesFree();
-  const std::string xml = WriteDomain(d);
+  if (std::string why = PrepareSlowDomain("qlaunch-sigkill"); !why.empty()) GTEST_SKIP() << why;
+  const SmallDomain& d = slow_;
+  const uint64_t pages = slow_pages_, free_before = free_before_;
+  const std::string& xml = slow_xml_;
   for (const std::string mode : {"launcher", "qemu"}) {
     for (const std::string next : {"list", "start"}) {
       SCOPED_TRACE("--prealloc " + mode + ", then " + next);

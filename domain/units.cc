@@ -1,9 +1,9 @@
 #include "domain/units.h"
 
-#include <cctype>
 #include <charconv>
 #include <limits>
 
+#include "common/byte_size.h"
 #include "domain/parser.h"
 #include "domain/xml_node.h"
 
@@ -13,26 +13,6 @@ namespace {
 
 constexpr uint64_t kMaxBytes = std::numeric_limits<int64_t>::max();  // libvirt: LLONG_MAX
 constexpr uint64_t kKiB = 1024;
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
-
-std::optional<unsigned> PowerOfLetter(char letter) {
-  switch (std::tolower(static_cast<unsigned char>(letter))) {
-    case 'k': return 1;
-    case 'm': return 2;
-    case 'g': return 3;
-    case 't': return 4;
-    case 'p': return 5;
-    case 'e': return 6;
-    default: return std::nullopt;
-  }
-}
 
 }  // namespace
 
@@ -45,24 +25,6 @@ std::optional<uint64_t> ParseDecimal(std::string_view text) {
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
   return value;
-}
-
-std::optional<uint64_t> UnitScale(std::string_view unit) {
-  if (EqualsIgnoreCase(unit, "b") || EqualsIgnoreCase(unit, "byte") || EqualsIgnoreCase(unit, "bytes")) return 1;
-  if (unit.empty()) return std::nullopt;
-  uint64_t base;
-  std::string_view rest = unit.substr(1);
-  if (rest.empty() || EqualsIgnoreCase(rest, "iB"))
-    base = 1024;
-  else if (EqualsIgnoreCase(rest, "B"))
-    base = 1000;
-  else
-    return std::nullopt;
-  std::optional<unsigned> power = PowerOfLetter(unit.front());
-  if (!power) return std::nullopt;
-  uint64_t scale = 1;
-  for (unsigned i = 0; i < *power; ++i) scale *= base;
-  return scale;
 }
 
 SizeResult ParseMemorySizeDetailed(std::string_view number, std::string_view unit,

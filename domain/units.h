@@ -2,6 +2,7 @@
 // b/byte/bytes = 1; k, KiB, KB ... case-insensitive: a bare letter or "<letter>iB" is a power of
 // 1024, "<letter>B" a power of 1000; letters k m g t p e. Results are rounded up to whole KiB and
 // must stay below 2^63 bytes. ParseMemorySize() (parser.h) is the optional<> face of this.
+// The unit table itself is common/byte_size.h (UnitScale).
 #pragma once
 
 #include <cstdint>
@@ -19,9 +20,6 @@ struct SizeResult {
 
 SizeResult ParseMemorySizeDetailed(std::string_view number, std::string_view unit,
                                    std::string_view default_unit = "KiB");
-
-// Bytes per unit; std::nullopt for an unknown unit.
-std::optional<uint64_t> UnitScale(std::string_view unit);
 
 // A non-negative decimal integer (surrounding blanks allowed); nullopt for anything else.
 std::optional<uint64_t> ParseDecimal(std::string_view text);

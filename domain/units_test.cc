@@ -80,14 +80,5 @@ TEST(Units, DetailedErrorsTellWhatIsWrong) {
   EXPECT_EQ(ParseMemorySizeDetailed("5", "MiB").bytes, 5 * kMiB);
 }
 
-TEST(Units, UnitScale) {
-  EXPECT_EQ(UnitScale("bytes"), 1u);
-  EXPECT_EQ(UnitScale("GB"), 1000000000u);
-  EXPECT_EQ(UnitScale("G"), kGiB);
-  EXPECT_EQ(UnitScale("EB"), 1000000000000000000u);
-  EXPECT_EQ(UnitScale(""), std::nullopt);
-  EXPECT_EQ(UnitScale("x"), std::nullopt);
-}
-
 }  // namespace
 }  // namespace qlaunch::domain

@@ -19,7 +19,7 @@
 #include "launcher/command.h"
 #include "numa/cpu_affinity.h"
 #include "numa/host_topology.h"
-#include "prealloc/byte_size.h"
+#include "common/byte_size.h"
 #include "prealloc/error.h"
 #include "prealloc/mem_policy.h"
 #include "prealloc/memfd.h"
@@ -42,7 +42,7 @@ struct Options {
 };
 
 uint64_t ParseSizeOption(const std::string& flag, const std::string& text) {
-  std::optional<uint64_t> v = pa::ParseByteSize(text);
+  std::optional<uint64_t> v = ParseByteSize(text);
   if (!v || *v == 0)
     throw std::runtime_error(flag + " '" + text + "': expected a size such as 512M, 8G or 1GiB");
   return *v;
@@ -65,7 +65,7 @@ std::vector<pa::RegionSpec> PlanRegions(const Options& o, const numa::HostTopolo
   std::vector<pa::RegionSpec> specs;
   if (size % page != 0)
     throw std::runtime_error("--size " + o.size + " is not a multiple of the " +
-                             pa::FormatPageSize(page) + " page size");
+                             FormatPageSize(page) + " page size");
   if (o.nodes.empty()) {
     if (!o.policy.empty()) throw std::runtime_error("--policy needs --nodes");
     pa::RegionSpec s;
@@ -89,7 +89,7 @@ std::vector<pa::RegionSpec> PlanRegions(const Options& o, const numa::HostTopolo
     throw std::runtime_error("--policy '" + o.policy + "': expected bind, preferred or interleave");
   const uint64_t pages = size / page, per = pages / nodes->Size(), extra = pages % nodes->Size();
   if (per == 0)
-    throw std::runtime_error("--size " + o.size + " is less than one " + pa::FormatPageSize(page) +
+    throw std::runtime_error("--size " + o.size + " is less than one " + FormatPageSize(page) +
                              " page per node");
   size_t i = 0;
   for (unsigned node : *nodes) {
@@ -137,7 +137,7 @@ void PrintJson(const std::vector<pa::RegionSpec>& specs, const pa::PreallocResul
 
 void PrintSummary(const std::vector<pa::RegionSpec>& specs, const pa::PreallocResult& r, uint64_t page) {
   std::printf("preallocated %s of %s pages in %.3f s (%.2f GiB/s), %u thread%s, %s\n",
-              pa::FormatBytes(r.bytes).c_str(), pa::FormatPageSize(page).c_str(), r.seconds,
+              FormatBytes(r.bytes).c_str(), FormatPageSize(page).c_str(), r.seconds,
               GiBPerSecond(r.bytes, r.seconds), r.threads, r.threads == 1 ? "" : "s",
               pa::ToString(r.method));
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -145,7 +145,7 @@ void PrintSummary(const std::vector<pa::RegionSpec>& specs, const pa::PreallocRe
     std::string where = specs[i].host_nodes.Empty() ? "unbound"
                                                     : "node " + specs[i].host_nodes.ToString();
     std::printf("  %s: %s in %.3f s, %u thread%s on CPUs %s\n", where.c_str(),
-                pa::FormatBytes(rr.bytes).c_str(), rr.seconds, rr.threads,
+                FormatBytes(rr.bytes).c_str(), rr.seconds, rr.threads,
                 rr.threads == 1 ? "" : "s",
                 rr.cpus.Empty() ? "(any)" : rr.cpus.ToString().c_str());
   }
@@ -153,7 +153,7 @@ void PrintSummary(const std::vector<pa::RegionSpec>& specs, const pa::PreallocRe
 
 void Hold(double seconds, const pa::SignalStop& signals, uint64_t bytes) {
   std::fprintf(stderr, "prealloc: holding %s for %g s (pid %d; SIGINT/SIGTERM releases it)\n",
-               pa::FormatBytes(bytes).c_str(), seconds, static_cast<int>(getpid()));
+               FormatBytes(bytes).c_str(), seconds, static_cast<int>(getpid()));
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (!signals.stopped() && std::chrono::steady_clock::now() < until)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

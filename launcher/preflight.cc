@@ -5,19 +5,12 @@
 #include <set>
 #include <utility>
 
+#include "common/byte_size.h"
 #include "qemu_cmd/kvm_device.h"
 
 namespace qlaunch::launcher {
 
 namespace fs = std::filesystem;
-
-std::string FormatPageSize(uint64_t bytes) {
-  static const std::pair<uint64_t, const char*> units[] = {
-      {1ull << 30, "GiB"}, {1ull << 20, "MiB"}, {1ull << 10, "KiB"}};
-  for (const auto& [unit, name] : units)
-    if (bytes >= unit && bytes % unit == 0) return std::to_string(bytes / unit) + " " + name;
-  return std::to_string(bytes) + " bytes";
-}
 
 namespace {
 

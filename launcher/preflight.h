@@ -14,9 +14,6 @@
 
 namespace qlaunch::launcher {
 
-// "4 KiB", "2 MiB", "1 GiB" (exact multiples), else bytes.
-std::string FormatPageSize(uint64_t bytes);
-
 // Compares the plan's hugepage needs with the host's free pools. Needs are summed per
 // (node, page size). A need bound to a node must fit that node's free pool; unbound needs
 // (node -1) and every need of their page size together must fit the free pages of all nodes.

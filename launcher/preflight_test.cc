@@ -39,13 +39,6 @@ std::string Messages(const std::vector<Diagnostic>& diags) {
   return s;
 }
 
-TEST(FormatPageSize, ExactUnits) {
-  EXPECT_EQ(FormatPageSize(4096), "4 KiB");
-  EXPECT_EQ(FormatPageSize(k2M), "2 MiB");
-  EXPECT_EQ(FormatPageSize(k1G), "1 GiB");
-  EXPECT_EQ(FormatPageSize(3000), "3000 bytes");
-}
-
 TEST(CheckHugepagePools, NeedsThatFitPass) {
   std::vector<LaunchPlan::PoolNeed> needs = {{0, k2M, 100}, {1, k2M, 10}, {0, k1G, 1}};
   EXPECT_TRUE(CheckHugepagePools(needs, TwoNodes()).empty());

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "prealloc/byte_size.h"
+#include "common/byte_size.h"
 
 namespace qlaunch::prealloc {
 

@@ -3,7 +3,7 @@
 #include <fstream>
 #include <string>
 
-#include "prealloc/byte_size.h"
+#include "common/byte_size.h"
 
 namespace qlaunch::prealloc {
 

@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <utility>
 
-#include "prealloc/byte_size.h"
+#include "common/byte_size.h"
 #include "prealloc/error.h"
 #include "prealloc/hugepage_pool.h"
 #include "prealloc/memfd.h"

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <utility>
 
-#include "prealloc/byte_size.h"
+#include "common/byte_size.h"
 #include "prealloc/error.h"
 
 namespace qlaunch::prealloc {

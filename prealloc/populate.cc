@@ -14,7 +14,7 @@
 #include <stop_token>
 #include <thread>
 
-#include "prealloc/byte_size.h"
+#include "common/byte_size.h"
 #include "prealloc/chunk_cursor.h"
 #include "prealloc/error.h"
 #include "prealloc/hugepage_pool.h"

@@ -1,35 +1,52 @@
-#include "prealloc/byte_size.h"
+#include "common/byte_size.h"
 
 #include <array>
 #include <cctype>
 #include <cstdio>
 #include <limits>
 
-namespace qlaunch::prealloc {
+namespace qlaunch {
 namespace {
 
-struct Unit {
-  std::string_view name;
-  uint64_t factor;
-};
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
 
-constexpr uint64_t kKi = 1024;
-constexpr std::array kUnits{
-    Unit{"", 1},          Unit{"b", 1},          Unit{"bytes", 1},
-    Unit{"k", kKi},       Unit{"K", kKi},        Unit{"KiB", kKi},      Unit{"KB", 1000},
-    Unit{"M", kKi * kKi}, Unit{"MiB", kKi * kKi}, Unit{"MB", 1000 * 1000},
-    Unit{"G", kKi * kKi * kKi}, Unit{"GiB", kKi * kKi * kKi}, Unit{"GB", 1000 * 1000 * 1000},
-    Unit{"T", kKi * kKi * kKi * kKi}, Unit{"TiB", kKi * kKi * kKi * kKi},
-    Unit{"TB", 1000ull * 1000 * 1000 * 1000},
-};
-
-std::optional<uint64_t> UnitFactor(std::string_view unit) {
-  for (const Unit& u : kUnits)
-    if (u.name == unit) return u.factor;
-  return std::nullopt;
+std::optional<unsigned> PowerOfLetter(char letter) {
+  switch (std::tolower(static_cast<unsigned char>(letter))) {
+    case 'k': return 1;
+    case 'm': return 2;
+    case 'g': return 3;
+    case 't': return 4;
+    case 'p': return 5;
+    case 'e': return 6;
+    default: return std::nullopt;
+  }
 }
 
 }  // namespace
+
+std::optional<uint64_t> UnitScale(std::string_view unit) {
+  if (EqualsIgnoreCase(unit, "b") || EqualsIgnoreCase(unit, "byte") || EqualsIgnoreCase(unit, "bytes")) return 1;
+  if (unit.empty()) return std::nullopt;
+  uint64_t base;
+  std::string_view rest = unit.substr(1);
+  if (rest.empty() || EqualsIgnoreCase(rest, "iB"))
+    base = 1024;
+  else if (EqualsIgnoreCase(rest, "B"))
+    base = 1000;
+  else
+    return std::nullopt;
+  std::optional<unsigned> power = PowerOfLetter(unit.front());
+  if (!power) return std::nullopt;
+  uint64_t scale = 1;
+  for (unsigned i = 0; i < *power; ++i) scale *= base;
+  return scale;
+}
 
 std::optional<uint64_t> ParseByteSize(std::string_view text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
@@ -60,7 +77,7 @@ std::optional<uint64_t> ParseByteSize(std::string_view text) {
   }
   std::string_view unit = text.substr(i);
   while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front()))) unit.remove_prefix(1);
-  std::optional<uint64_t> factor = UnitFactor(unit);
+  std::optional<uint64_t> factor = unit.empty() ? std::optional<uint64_t>(1) : UnitScale(unit);
   if (!factor) return std::nullopt;
 
   if (whole > kMax / *factor) return std::nullopt;
@@ -100,4 +117,4 @@ std::string FormatBytes(uint64_t bytes) {
   return buf;
 }
 
-}  // namespace qlaunch::prealloc
+}  // namespace qlaunch

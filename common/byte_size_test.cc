@@ -1,8 +1,8 @@
-#include "prealloc/byte_size.h"
+#include "common/byte_size.h"
 
 #include <gtest/gtest.h>
 
-namespace qlaunch::prealloc {
+namespace qlaunch {
 namespace {
 
 TEST(ByteSize, ParsesLibvirtUnits) {
@@ -18,6 +18,23 @@ TEST(ByteSize, ParsesLibvirtUnits) {
   EXPECT_EQ(ParseByteSize("1T"), 1ull << 40);
   EXPECT_EQ(ParseByteSize("1.5G"), 3ull << 29);
   EXPECT_EQ(ParseByteSize("100b"), 100u);
+  EXPECT_EQ(ParseByteSize("512m"), 512ull << 20);  // libvirt's units are case-insensitive
+  EXPECT_EQ(ParseByteSize("1gb"), 1'000'000'000u);
+  EXPECT_EQ(ParseByteSize("1P"), 1ull << 50);
+}
+
+TEST(ByteSize, UnitScale) {
+  EXPECT_EQ(UnitScale("bytes"), 1u);
+  EXPECT_EQ(UnitScale("Byte"), 1u);
+  EXPECT_EQ(UnitScale("GB"), 1000000000u);
+  EXPECT_EQ(UnitScale("G"), 1ull << 30);
+  EXPECT_EQ(UnitScale("gib"), 1ull << 30);
+  EXPECT_EQ(UnitScale("EB"), 1000000000000000000u);
+  EXPECT_EQ(UnitScale("E"), 1ull << 60);
+  EXPECT_EQ(UnitScale(""), std::nullopt);
+  EXPECT_EQ(UnitScale("x"), std::nullopt);
+  EXPECT_EQ(UnitScale("Gi"), std::nullopt);
+  EXPECT_EQ(UnitScale("KiBB"), std::nullopt);
 }
 
 TEST(ByteSize, RejectsGarbage) {
@@ -37,4 +54,4 @@ TEST(ByteSize, Formats) {
 }
 
 }  // namespace
-}  // namespace qlaunch::prealloc
+}  // namespace qlaunch

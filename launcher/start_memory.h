@@ -1,6 +1,6 @@
-// LauncherMemory: the launcher-populated backends of one start (PreallocBy::kLauncher), built
-// from the prealloc module's parts so QEMU can be spawned between creating the memfds and
-// populating them:
+// LauncherMemory: the launcher-populated backends of one start (PreallocBy::kLauncher), on the
+// preallocator's two halves (prealloc::PreparedMemory, then Populate) so QEMU can be spawned
+// between creating the memfds and populating them:
 //   Create()         memfd + mapping + mbind per backend (a short hugepage pool fails here)
 //   (spawn QEMU; it inherits the memfds at MemoryBackend::launcher_fd)
 //   StartPopulate()  pinned workers fault the pages in, on a background thread
@@ -17,9 +17,8 @@
 #include <vector>
 
 #include "numa/host_topology.h"
-#include "prealloc/mapping.h"
-#include "prealloc/memfd.h"
 #include "prealloc/populate.h"
+#include "prealloc/prepared_memory.h"
 #include "qemu_cmd/launch_plan.h"
 
 namespace qlaunch::launcher {
@@ -30,7 +29,7 @@ class LauncherMemory {
   static std::unique_ptr<LauncherMemory> Create(const qemu::LaunchPlan& plan, const numa::HostTopology& host);
   ~LauncherMemory();
 
-  bool empty() const { return memfds_.empty(); }
+  bool empty() const { return memory_.empty(); }
   uint64_t bytes() const { return bytes_; }
   // (fd in this process, the number QEMU expects it at), one per launcher backend.
   std::vector<std::pair<int, int>> Fds() const;
@@ -42,9 +41,7 @@ class LauncherMemory {
 
  private:
   LauncherMemory() = default;
-  std::vector<prealloc::Memfd> memfds_;
-  std::vector<prealloc::Mapping> mappings_;
-  std::vector<prealloc::PopulateRegion> regions_;
+  prealloc::PreparedMemory memory_;
   std::vector<int> target_fds_;
   uint64_t bytes_ = 0;
   std::atomic<bool> stop_{false};

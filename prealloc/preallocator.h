@@ -1,6 +1,6 @@
-// Preallocate: the launcher's entry point. For each region it creates a memfd, maps it, applies
-// the NUMA policy, populates all regions concurrently with pinned workers, unmaps, and hands
-// back the memfds holding the pages. On failure or cancellation nothing is left behind: every
+// Preallocate: the preallocator's entry point. For each region it creates a memfd, maps it,
+// applies the NUMA policy (PreparedMemory), populates all regions concurrently with pinned
+// workers, unmaps, and hands back the memfds holding the pages. On failure or cancellation nothing is left behind: every
 // mapping is gone and every memfd closed before the exception leaves.
 #pragma once
 
@@ -17,7 +17,8 @@
 namespace qlaunch::prealloc {
 
 struct RegionSpec {
-  std::string name;            // memfd name and messages: the backend id ("ram-node0")
+  std::string name;            // for messages: the backend id ("ram-node0")
+  std::string memfd_name;      // as /proc/PID/fd shows it ("memfd:<memfd_name>"); "": name
   uint64_t size_bytes = 0;     // a positive multiple of page_bytes
   uint64_t page_bytes = 4096;  // 0 or 4096: ordinary pages; else the hugetlb page size
   IdSet host_nodes;            // empty: unbound

@@ -41,9 +41,9 @@ class LaunchDestroyTest : public LaunchTest {
   // Destroys the domain and expects `how` to have ended QEMU `pid`, leaving the host clean.
   void DestroyExpecting(pid_t pid, const std::string& how) {
     launcher::DestroyOptions opts;
-    opts.qmp_timeout = milliseconds(500);
-    opts.quit_wait = milliseconds(2000);
-    opts.term_wait = milliseconds(2000);
+    opts.qmp_timeout = milliseconds(2000);  // generous: a loaded machine must not turn quit into SIGTERM
+    opts.quit_wait = milliseconds(5000);
+    opts.term_wait = milliseconds(3000);
     opts.kill_wait = milliseconds(10000);
     launcher::DestroyResult r = launcher::DestroyDomain(launcher::StateDir(StateDir()), domain_.name, opts);
     EXPECT_EQ(r.pid, pid);

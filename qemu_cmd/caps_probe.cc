@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -40,6 +41,14 @@ namespace {
 [[noreturn]] void Fail(const std::string& binary, const std::string& why) {
   throw std::runtime_error("cannot probe QEMU " + binary + ": " + why);
 }
+
+// The QEMU ran and talked QMP, but a question got an error or an answer we could not read.
+// Worth one more try with a fresh QEMU (see ProbeCaps); a binary that always answers wrongly
+// fails the second time too.
+class QueryFailed : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // A private directory for the QMP socket and QEMU's output; removed with everything in it.
 class TempDir {
@@ -201,7 +210,7 @@ CachedCaps RunProbe(const std::string& binary, milliseconds timeout) {
     Fail(binary, std::string("cannot start it: ") + e.what());
   }
 
-  auto failed = [&](const std::string& why) {
+  auto failed = [&](const std::string& why, bool query = false) {
     // Collect the exit status first if it already died, so the message can say how.
     int status = 0;
     bool exited = false;
@@ -212,7 +221,9 @@ CachedCaps RunProbe(const std::string& binary, milliseconds timeout) {
     } else {
       Reap(child, Clock::now());
     }
-    Fail(binary, WithLog(exited ? why + "; QEMU " + ExitDescription(status) : why, log));
+    const std::string what = WithLog(exited ? why + "; QEMU " + ExitDescription(status) : why, log);
+    if (query) throw QueryFailed("cannot probe QEMU " + binary + ": " + what);
+    Fail(binary, what);
   };
 
   // Connect in short slices so that a QEMU that dies at start-up is noticed at once rather
@@ -234,9 +245,9 @@ CachedCaps RunProbe(const std::string& binary, milliseconds timeout) {
   try {
     caps = Ask(*qmp, deadline);
   } catch (const QmpError& e) {
-    failed(std::string("QMP query failed: ") + e.what());
+    failed(std::string("QMP query failed: ") + e.what(), true);
   } catch (const json::exception& e) {
-    failed(std::string("unexpected QMP answer: ") + e.what());
+    failed(std::string("unexpected QMP answer: ") + e.what(), true);
   }
   caps.caps.binary = binary;
 
@@ -277,7 +288,15 @@ QemuCaps ProbeCaps(const std::string& spelled, const ProbeOptions& opts) {
   std::optional<CachedCaps> entry;
   if (key) entry = LoadCachedCaps(cache_dir, *key);
   if (!entry) {
-    entry = RunProbe(binary, opts.timeout);
+    try {
+      entry = RunProbe(binary, opts.timeout);
+    } catch (const QueryFailed& e) {
+      // Once, in a CI run of some hundreds of probes, Debian's QEMU 7.2 answered our
+      // well-formed qom-list-properties with "Parameter 'typename' is missing". Probing is
+      // free of side effects, so a failed exchange is tried once more with a fresh QEMU.
+      std::fprintf(stderr, "qlaunch: warning: %s; probing once more\n", e.what());
+      entry = RunProbe(binary, opts.timeout);
+    }
     if (key) StoreCachedCaps(cache_dir, *key, *entry);
   }
   QemuCaps caps = entry->caps;

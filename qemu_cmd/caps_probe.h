@@ -17,7 +17,9 @@ struct ProbeOptions {
 };
 
 // Throws std::runtime_error with a clear reason (binary missing, not executable, exited,
-// QMP never answered) when the binary cannot be probed.
+// QMP never answered) when the binary cannot be probed. A QMP exchange that goes wrong (an
+// error reply, an unreadable answer) is retried once with a fresh QEMU, with a warning on
+// stderr.
 // A name without '/' is looked up in $PATH; the result's `binary` is `binary` as passed.
 // The cache (qemu_cmd/caps_cache.h) is keyed by canonical path + size + mtime; `kvm` is
 // re-decided against this host's /dev/kvm on every call, cached or not.

@@ -1,11 +1,18 @@
 #include "qemu_cmd/caps_probe.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <optional>
+#include <sstream>
+#include <thread>
 
 #include <boost/process.hpp>
 #include <gtest/gtest.h>
@@ -179,6 +186,145 @@ TEST(ProbeCapsErrors, SilentBinaryTimesOutAndIsKilled) {
   std::ifstream(pidfile) >> pid;
   ASSERT_GT(pid, 0);
   EXPECT_NE(::kill(pid, 0), 0) << "probe left process " << pid << " running";
+}
+
+// Plays the QEMU of the first `fakes` probes of `script`: each of those runs only records its
+// arguments (a line in `args_file`) and sleeps, and this thread serves QMP on the socket named
+// there, answering qom-list-properties with the error QEMU 7.2 once gave us for no reason.
+class FakeQmpServer {
+ public:
+  FakeQmpServer(fs::path args_file, int fakes) : args_file_(std::move(args_file)), fakes_(fakes) {
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~FakeQmpServer() { thread_.join(); }
+  int errors_sent() const { return errors_sent_; }
+
+ private:
+  void Run() {
+    for (int run = 1; run <= fakes_; ++run) {
+      std::string socket_path = WaitForSocketPath(run);
+      if (socket_path.empty()) return;
+      Serve(socket_path);
+    }
+  }
+
+  // The path in "-qmp unix:PATH,server=on,wait=off" of the run-th recorded command line.
+  std::string WaitForSocketPath(int run) {
+    for (int i = 0; i < 1000; ++i) {
+      std::ifstream in(args_file_);
+      std::string line;
+      for (int n = 0; n < run && std::getline(in, line);) ++n;
+      std::istringstream words(line);
+      std::string w;
+      while (words >> w)
+        if (w.rfind("unix:", 0) == 0) return w.substr(5, w.find(',') - 5);
+      std::this_thread::sleep_for(10ms);
+    }
+    return "";
+  }
+
+  void Serve(const std::string& socket_path) {
+    int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", socket_path.c_str());
+    if (::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listener, 1) != 0) {
+      ::close(listener);
+      return;
+    }
+    pollfd p{listener, POLLIN, 0};
+    int fd = ::poll(&p, 1, 10000) == 1 ? ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC) : -1;
+    ::close(listener);
+    if (fd < 0) return;
+    Send(fd, {{"QMP", {{"version", {{"qemu", {{"major", 7}, {"minor", 2}, {"micro", 0}}}, {"package", ""}}},
+                       {"capabilities", json::array()}}}});
+    std::string buffer;
+    char chunk[4096];
+    for (ssize_t n; (n = ::read(fd, chunk, sizeof chunk)) > 0;) {
+      buffer.append(chunk, n);
+      for (size_t nl; (nl = buffer.find('\n')) != std::string::npos; buffer.erase(0, nl + 1)) {
+        json request = json::parse(buffer.substr(0, nl), nullptr, false);
+        if (!request.is_object()) continue;  // only the probe talks to us, in valid JSON
+        const std::string command = request.value("execute", "");
+        json reply = {{"id", request["id"]}, {"return", json::object()}};
+        if (command == "query-version") reply["return"] = {{"qemu", {{"major", 7}, {"minor", 2}, {"micro", 0}}}, {"package", ""}};
+        if (command == "qom-list-types") reply["return"] = json::array();
+        if (command == "qom-list-properties") {
+          reply.erase("return");
+          reply["error"] = {{"class", "GenericError"}, {"desc", "Parameter 'typename' is missing"}};
+          ++errors_sent_;
+        }
+        Send(fd, reply);
+      }
+    }
+    ::close(fd);
+  }
+
+  static void Send(int fd, const json& message) {
+    std::string text = message.dump() + "\n";
+    if (::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) return;
+  }
+
+  fs::path args_file_;
+  int fakes_;
+  std::atomic<int> errors_sent_{0};
+  std::thread thread_;
+};
+
+// The first `fakes` runs of the returned script record their arguments and sleep (FakeQmpServer
+// answers for them); later runs are the real QEMU 7.2.
+fs::path FlakyQemu(const TempDir& dir, int fakes) {
+  const fs::path count = dir.path / "runs", args = dir.path / "args";
+  return WriteScript(dir.path / "qemu",
+                     "n=$(cat " + count.string() + " 2>/dev/null || echo 0); echo $((n + 1)) > " + count.string() +
+                         "\nif [ $n -lt " + std::to_string(fakes) + " ]; then echo \"$@\" >> " + args.string() +
+                         "; exec sleep 60; fi\nexec " + kQemu72 + " \"$@\"");
+}
+
+TEST(ProbeCaps, AFailedQmpExchangeIsTriedOnceMoreWithAFreshQemu) {
+  if (::access(kQemu72, X_OK) != 0) GTEST_SKIP() << kQemu72 << " is not installed (apt-get install qemu-system-x86)";
+  TempDir dir;
+  fs::path qemu = FlakyQemu(dir, 1);
+  ::testing::internal::CaptureStderr();
+  std::optional<QemuCaps> caps;
+  std::string error;
+  {
+    FakeQmpServer server(dir.path / "args", 1);
+    try {
+      caps = ProbeCaps(qemu.string(), NoCache());
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    EXPECT_EQ(server.errors_sent(), 1);
+  }
+  std::string warnings = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(caps) << error;
+  EXPECT_EQ(caps->major, 7);
+  EXPECT_TRUE(caps->thread_context) << "the answers are the real QEMU's";
+  EXPECT_TRUE(Contains(warnings, "qlaunch: warning: cannot probe QEMU " + qemu.string() +
+                                     ": QMP query failed: Parameter 'typename' is missing"))
+      << warnings;
+  EXPECT_TRUE(Contains(warnings, "probing once more")) << warnings;
+}
+
+TEST(ProbeCapsErrors, AQmpExchangeThatFailsTwiceIsReported) {
+  TempDir dir;
+  fs::path qemu = FlakyQemu(dir, 2);
+  ::testing::internal::CaptureStderr();
+  std::string msg;
+  {
+    FakeQmpServer server(dir.path / "args", 2);
+    msg = MessageOf([&] { ProbeCaps(qemu.string(), NoCache()); });
+    EXPECT_EQ(server.errors_sent(), 2);
+  }
+  std::string warnings = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(Contains(msg, "cannot probe QEMU " + qemu.string() + ": QMP query failed: Parameter 'typename' is missing"))
+      << msg;
+  EXPECT_TRUE(Contains(warnings, "probing once more")) << warnings;
+  std::ifstream runs(dir.path / "runs");
+  int n = 0;
+  runs >> n;
+  EXPECT_EQ(n, 2) << "one probe and exactly one retry";
 }
 
 TEST(ProbeCapsErrors, TempDirIsRemoved) {

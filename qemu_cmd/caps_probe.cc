@@ -244,6 +244,8 @@ CachedCaps RunProbe(const std::string& binary, milliseconds timeout) {
   CachedCaps caps;
   try {
     caps = Ask(*qmp, deadline);
+  } catch (const QmpTimeout& e) {  // not retried: a second wait would double the delay
+    failed(std::string("QMP query failed: ") + e.what());
   } catch (const QmpError& e) {
     failed(std::string("QMP query failed: ") + e.what(), true);
   } catch (const json::exception& e) {

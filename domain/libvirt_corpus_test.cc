@@ -1,4 +1,4 @@
-// libvirt's own qemuxmlconf cases (../shared/conformance/libvirt, see its README.md): every XML
+// libvirt's own qemuxmlconf cases (tests/fixtures/libvirt, see its README.md): every XML
 // parses; the domain-level .err cases fail with libvirt's message; everything else validates.
 #include <gtest/gtest.h>
 
@@ -13,6 +13,7 @@
 #include "domain/memory_totals.h"
 #include "domain/parser.h"
 #include "domain/validate.h"
+#include "tests/support/libvirt_corpus.h"
 
 namespace qlaunch::domain {
 namespace {
@@ -21,7 +22,7 @@ namespace fs = std::filesystem;
 
 constexpr uint64_t kKiB = 1024;
 
-const fs::path kCases = fs::path(QLAUNCH_SOURCE_DIR "/../shared/conformance/libvirt") / "cases";
+const fs::path kCases = testing::LibvirtCorpusCases();
 
 // .err cases whose error is about the domain alone (libvirt's parser/validator).
 const std::set<std::string> kDomainLevelErrors = {"hugepages-nodeset-nonexist", "numatune-memnode-nocpu",
@@ -43,10 +44,7 @@ std::string ReadFile(const fs::path& path) {
 
 std::vector<std::string> CaseNames() {
   std::vector<std::string> names;
-  if (!fs::is_directory(kCases)) return names;
-  for (const auto& entry : fs::directory_iterator(kCases))
-    if (entry.path().extension() == ".xml") names.push_back(entry.path().stem().string());
-  std::sort(names.begin(), names.end());
+  for (const std::string& f : testing::LibvirtCorpusFiles(".xml")) names.push_back(fs::path(f).stem().string());
   return names;
 }
 
@@ -79,7 +77,7 @@ DomainDef ParseCase(const std::string& name) { return ParseDomainFile(CaseFile(n
 class LibvirtCorpus : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::is_directory(kCases)) GTEST_SKIP() << "libvirt corpus not found at " << kCases;
+    ASSERT_TRUE(fs::is_directory(kCases)) << "libvirt corpus missing: " << kCases << " (a copy belongs in the tree)";
   }
 };
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "numa/host_topology.h"
+#include "tests/support/libvirt_corpus.h"
 
 namespace qlaunch::numa::testing {
 
@@ -13,10 +14,9 @@ inline std::filesystem::path FixtureHost(const std::string& name) {
   return std::filesystem::path(QLAUNCH_SOURCE_DIR) / "tests/fixtures/hosts" / name;
 }
 
-// libvirt's fake host from its own test suite: node/online, node/nodeN/cpulist and cpu links only.
-inline std::filesystem::path LibvirtFakeHost() {
-  return std::filesystem::path(QLAUNCH_SOURCE_DIR "/../shared/conformance/libvirt/host");
-}
+// libvirt's fake host from its own test suite (node/online, node/nodeN/cpulist and cpu links
+// only): qlaunch::testing::LibvirtFakeHost() in tests/support/libvirt_corpus.h.
+using qlaunch::testing::LibvirtFakeHost;
 
 inline HostTopology ReadAt(const std::filesystem::path& root) {
   ReadOptions opts;

@@ -66,7 +66,7 @@ TEST(FuzzReplay, EverySeedGoesThroughThePipeline) {
   std::map<std::string, int> outcomes;
   size_t seeds = 0;
   for (const fs::path& dir : {kSource / "examples", kSource / "tests/fixtures/domains", kSource / "tests/fixtures/differential",
-                              kSource / "../shared/conformance/libvirt/cases"}) {
+                              kSource / "tests/fixtures/libvirt/cases"}) {
     for (const fs::path& f : FilesUnder(dir, true)) {
       ++seeds;
       ++outcomes[ToString(Replay(f))];

@@ -1,4 +1,4 @@
-// libvirt's own test corpus (../shared/conformance/libvirt): every XML parses or is refused for
+// libvirt's own test corpus (tests/fixtures/libvirt): every XML parses or is refused for
 // libvirt's reason, and for accepted cases our memory backends, -numa options and mem-lock match
 // libvirt's expected args semantically on libvirt's fake 4-node host. The differences we intend
 // are listed in docs/libvirt-differences.md and encoded in Compare() below; anything else fails.
@@ -17,13 +17,14 @@
 #include "qemu_cmd/caps.h"
 #include "qemu_cmd/planner.h"
 #include "support/libvirt_args.h"
+#include "support/libvirt_corpus.h"
 
 namespace qlaunch {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using testing::ConformanceDir;
+using testing::LibvirtCorpusCases;
 
 constexpr uint64_t kMiB = 1ull << 20, kGiB = 1ull << 30;
 
@@ -31,7 +32,7 @@ constexpr uint64_t kMiB = 1ull << 20, kGiB = 1ull << 30;
 // hugetlbfs mounts /dev/hugepages2M (default) and /dev/hugepages1G, every CPU usable.
 numa::HostTopology LibvirtHost() {
   numa::ReadOptions opts;
-  opts.sysfs_root = ConformanceDir() + "/host";
+  opts.sysfs_root = testing::LibvirtFakeHost();
   numa::HostTopology host = numa::ReadHostTopology(opts);
   host.hugepage_sizes = {2 * kMiB, kGiB};
   host.default_hugepage_bytes = 2 * kMiB;
@@ -47,18 +48,15 @@ qemu::QemuCaps Caps72() {
 
 std::vector<std::string> Cases(const char* suffix) {
   std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(ConformanceDir() + "/cases")) {
-    std::string f = e.path().filename();
-    if (f.size() <= strlen(suffix) || !f.ends_with(suffix)) continue;
+  for (const std::string& f : testing::LibvirtCorpusFiles(suffix)) {
     std::string name = f.substr(0, f.size() - strlen(suffix));
     // hugepages-nodeset ships its expected args without its XML (see SOURCES.md): nothing to plan.
-    if (fs::exists(e.path().parent_path() / (name + ".xml"))) out.push_back(name);
+    if (fs::exists(LibvirtCorpusCases() / (name + ".xml"))) out.push_back(name);
   }
-  std::sort(out.begin(), out.end());
   return out;
 }
 
-std::string CasePath(const std::string& name, const char* suffix) { return ConformanceDir() + "/cases/" + name + suffix; }
+std::string CasePath(const std::string& name, const char* suffix) { return LibvirtCorpusCases() / (name + suffix); }
 
 // Difference 1: libvirt accepts these and silently replaces <memory> by the cells' sum plus the
 // memory devices; qlaunch refuses the mismatch. They are compared after making that fix-up.
@@ -95,7 +93,7 @@ std::vector<unsigned> NodesOf(const json& obj, const char* key) {
 }
 
 TEST(LibvirtConformance, CorpusIsPresent) {
-  ASSERT_TRUE(fs::exists(ConformanceDir() + "/cases")) << ConformanceDir();
+  ASSERT_TRUE(fs::is_directory(LibvirtCorpusCases())) << "libvirt corpus missing: " << LibvirtCorpusCases();
   EXPECT_GE(Cases(".x86_64-latest.args").size(), 30u);
   EXPECT_GE(Cases(".x86_64-latest.err").size(), 5u);
   // The one case whose XML is missing from the corpus, so the suites below cannot cover it.

@@ -5,8 +5,6 @@
 
 namespace qlaunch::testing {
 
-std::string ConformanceDir() { return std::string(QLAUNCH_SOURCE_DIR) + "/../shared/conformance/libvirt"; }
-
 LibvirtArgs ReadLibvirtArgs(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read " + path);

@@ -25,7 +25,5 @@ LibvirtArgs ReadLibvirtArgs(const std::string& path);
 // for numeric values, so both spellings compare equal.
 nlohmann::json DeviceToJson(const std::string& value);
 
-// Directory of the shared conformance corpus.
-std::string ConformanceDir();
 
 }  // namespace qlaunch::testing

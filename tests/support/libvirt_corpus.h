@@ -1,0 +1,31 @@
+// Test-only: where libvirt's own test corpus lives in this tree (tests/fixtures/libvirt, copied
+// from libvirt's test suite; see its README.md and SOURCES.md). Needs QLAUNCH_SOURCE_DIR.
+// A missing corpus must fail the tests that use it, never abort test discovery: list it with
+// LibvirtCorpusFiles(), which returns nothing for a missing directory.
+#pragma once
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace qlaunch::testing {
+
+inline std::filesystem::path LibvirtCorpusDir() { return std::filesystem::path(QLAUNCH_SOURCE_DIR) / "tests/fixtures/libvirt"; }
+inline std::filesystem::path LibvirtCorpusCases() { return LibvirtCorpusDir() / "cases"; }
+inline std::filesystem::path LibvirtFakeHost() { return LibvirtCorpusDir() / "host"; }
+
+// The names of the files in cases/ that end in `suffix`, sorted; empty when the directory is missing.
+inline std::vector<std::string> LibvirtCorpusFiles(const std::string& suffix) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(LibvirtCorpusCases(), ec), end; !ec && it != end; it.increment(ec)) {
+    std::string f = it->path().filename().string();
+    if (f.size() > suffix.size() && f.ends_with(suffix)) out.push_back(f);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace qlaunch::testing

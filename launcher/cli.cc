@@ -7,23 +7,31 @@
 
 #include "common/diagnostic.h"
 #include "launcher/command.h"
+#include "launcher/version.h"
 
 namespace qlaunch::launcher {
 
-int RunCli(int argc, char** argv) {
-  CLI::App app{
+void BuildCli(CLI::App& app, CommandAction* action) {
+  app.description(
       "qlaunch: start large hugepage QEMU VMs fast and NUMA-correctly, from libvirt domain XML.\n"
-      "Run 'qlaunch COMMAND --help' for a command's options."};
+      "Run 'qlaunch COMMAND --help' for a command's options.");
+  app.name("qlaunch");
   app.require_subcommand(1);
-  app.set_version_flag("--version", "qlaunch 0.1");
+  app.set_version_flag("--version", std::string("qlaunch ") + VersionString());
+  AddDomxmlToNativeCommand(app, action);
+  AddValidateCommand(app, action);
+  AddCapabilitiesCommand(app, action);
+  AddStartCommand(app, action);
+  AddListCommand(app, action);
+  AddDestroyCommand(app, action);
+  AddPreallocCommand(app, action);
+  AddCompletionCommand(app, action);
+}
+
+int RunCli(int argc, char** argv) {
+  CLI::App app;
   CommandAction action;
-  AddDomxmlToNativeCommand(app, &action);
-  AddValidateCommand(app, &action);
-  AddCapabilitiesCommand(app, &action);
-  AddStartCommand(app, &action);
-  AddListCommand(app, &action);
-  AddDestroyCommand(app, &action);
-  AddPreallocCommand(app, &action);
+  BuildCli(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -22,5 +22,6 @@ void AddPreallocCommand(CLI::App& app, CommandAction* action);
 void AddStartCommand(CLI::App& app, CommandAction* action);
 void AddListCommand(CLI::App& app, CommandAction* action);
 void AddDestroyCommand(CLI::App& app, CommandAction* action);
+void AddCompletionCommand(CLI::App& app, CommandAction* action);
 
 }  // namespace qlaunch::launcher

@@ -1,0 +1,48 @@
+// What the commands print about a domain XML written by a real client (virt-install): every
+// unsupported element is reported once, with file and line, by each command that reads it.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "support/qlaunch_run.h"
+
+namespace qlaunch::testing {
+namespace {
+
+const std::string kXml = std::string(QLAUNCH_SOURCE_DIR) + "/tests/fixtures/virtinst/q35-qcow2-user-vnc.xml";
+
+// Each "FILE:LINE: warning: ..." line of stderr with how often it appears.
+std::map<std::string, int> Warnings(const std::string& err) {
+  std::map<std::string, int> out;
+  std::istringstream in(err);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(": warning: ") != std::string::npos) ++out[line];
+  return out;
+}
+
+void ExpectEachWarningOnce(const std::vector<std::string>& args) {
+  RunResult r = RunQlaunch(args);
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  std::map<std::string, int> w = Warnings(r.err);
+  // virt-install's XML has <features>, <clock>, <pm>, 15 <controller>s, <interface>, <channel>,
+  // <input>, <graphics>, <video>, <rng>: each on its own line.
+  ASSERT_GE(w.size(), 10u) << r.Describe();
+  for (const auto& [line, n] : w) {
+    EXPECT_EQ(n, 1) << "printed " << n << " times: " << line;
+    EXPECT_TRUE(std::regex_search(line, std::regex("^" + kXml + ":[0-9]+: warning: <[a-z]+>: "))) << line;
+  }
+  EXPECT_TRUE(w.contains(kXml + ":53: warning: <interface>: element not supported by qlaunch, ignored")) << r.err;
+}
+
+TEST(CliDiagnostics, DomxmlToNativeReportsEachUnsupportedElementOnce) {
+  ExpectEachWarningOnce({"domxml-to-native", kXml});
+  ExpectEachWarningOnce({"domxml-to-native", "--format", "json", kXml});
+}
+
+TEST(CliDiagnostics, ValidateReportsEachUnsupportedElementOnce) { ExpectEachWarningOnce({"validate", kXml}); }
+
+}  // namespace
+}  // namespace qlaunch::testing

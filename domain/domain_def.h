@@ -154,6 +154,16 @@ struct Devices {
   std::vector<CharDev> chardevs;
 };
 
+// <seclabel model='dac'>: who QEMU runs as (libvirt's DAC security driver). Other models
+// (selinux, apparmor) are reported as unsupported.
+struct SecLabel {
+  bool present = false;
+  std::string type;     // static | dynamic | none
+  std::string label;    // "USER:GROUP" (or "+UID:+GID") for type='static'
+  bool relabel = true;  // relabel='no': leave the owners of the domain's files alone
+  int line = 0;
+};
+
 struct DomainDef {
   std::string file;  // path the XML came from (for diagnostics)
   std::string type;  // kvm | qemu
@@ -174,6 +184,7 @@ struct DomainDef {
   MemoryBacking memory_backing;
   OsDef os;
   Devices devices;
+  SecLabel seclabel;
   std::vector<Diagnostic> warnings;  // unsupported elements etc., found while parsing
 };
 

@@ -69,6 +69,8 @@ constexpr UnderstoodElement kUnderstood[] = {
     {"domain/devices/console", "type"},
     {"domain/devices/console/source", "path"},
     {"domain/devices/console/target", "type"},
+    {"domain/seclabel", "type model relabel"},
+    {"domain/seclabel/label", ""},
 };
 
 bool HasWord(std::string_view words, std::string_view word) {

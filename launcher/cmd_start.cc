@@ -56,6 +56,10 @@ void AddStartCommand(CLI::App& app, CommandAction* action) {
                 "print {\"name\",\"pid\",\"prealloc\",\"timings_ms\":{...}} instead of a table");
   sub->add_flag("--progress", o->start.progress, "show a preallocation progress line on stderr");
   sub->add_option("--sysfs", o->start.sysfs, "read the host from this copy of /sys instead of the real one");
+  sub->add_option("--user", o->start.user,
+                  "run QEMU as USER[:GROUP] (names or +UID:+GID; default: the domain's <seclabel type='static'\n"
+                  "model='dac'> label, else qlaunch-qemu). QEMU never keeps root's capabilities unless this names\n"
+                  "root, which prints a warning. Files the guest needs are chowned to it and given back afterwards.");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }
 

@@ -3,7 +3,11 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <linux/capability.h>
+#include <grp.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,12 +52,61 @@ struct CpuMask {
   CpuMask& operator=(const CpuMask&) = delete;
 };
 
+// In the child: a failed step of the privilege drop ends it before exec, with the reason on
+// its stderr (the log). Async-signal-safe.
+[[noreturn]] void DieBeforeExec(const char* step) {
+  const char* why = ::strerrordesc_np(errno);
+  for (const char* s : {"qlaunch: cannot drop QEMU's privileges: ", step, ": ", why ? why : "?", "\n"})
+    (void)!::write(2, s, std::strlen(s));
+  ::_exit(126);
+}
+
+// The highest capability number of this kernel (/proc/sys/kernel/cap_last_cap).
+int CapLastCap() {
+  std::ifstream in("/proc/sys/kernel/cap_last_cap");
+  int n = 0;
+  return in >> n && n > 0 ? n : 40;
+}
+
 // Runs in the child between fork and exec: async-signal-safe calls only.
 struct ChildSetup : bp::extend::handler {
   const int* inherit = nullptr;
   size_t inherit_count = 0;
   const CpuMask* mask = nullptr;
   int max_fd = 0;  // fallback when close_range(CLOSE_RANGE_CLOEXEC) is unavailable
+  const DropTo* drop = nullptr;
+  int cap_last = 40;
+  uint64_t memlock_bytes = 0;
+
+  void DropPrivileges() const {
+    if (memlock_bytes) {
+      struct rlimit lim {memlock_bytes, memlock_bytes};
+      if (::setrlimit(RLIMIT_MEMLOCK, &lim) != 0) DieBeforeExec("setrlimit(RLIMIT_MEMLOCK)");
+    }
+    struct rlimit nofile {};
+    if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+      nofile.rlim_cur = nofile.rlim_max;
+      ::setrlimit(RLIMIT_NOFILE, &nofile);
+    }
+    if (drop) {
+      for (int cap = 0; cap <= cap_last; ++cap)
+        if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) DieBeforeExec("PR_CAPBSET_DROP");
+      if (::setgroups(drop->groups.size(), drop->groups.data()) != 0) DieBeforeExec("setgroups");
+      if (::setresgid(drop->gid, drop->gid, drop->gid) != 0) DieBeforeExec("setresgid");
+      if (::setresuid(drop->uid, drop->uid, drop->uid) != 0) DieBeforeExec("setresuid");
+      // setresuid away from 0 empties the permitted and effective sets; inheritable stays.
+      __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+      __user_cap_data_struct none[2] = {};
+      if (::syscall(SYS_capset, &header, none) != 0) DieBeforeExec("capset");
+      if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
+        DieBeforeExec("PR_CAP_AMBIENT_CLEAR_ALL");
+      if (::setuid(0) == 0) {  // must be impossible now
+        errno = EPERM;
+        DieBeforeExec("setuid(0) still works");
+      }
+    }
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) DieBeforeExec("PR_SET_NO_NEW_PRIVS");
+  }
 
   template <typename Executor>
   void on_exec_setup(Executor&) const {
@@ -69,6 +122,7 @@ struct ChildSetup : bp::extend::handler {
       for (int fd = 3; fd < max_fd; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
     }
     for (size_t i = 0; i < inherit_count; ++i) ::fcntl(inherit[i], F_SETFD, 0);
+    DropPrivileges();
   }
 };
 
@@ -178,6 +232,9 @@ std::unique_ptr<QemuProcess> QemuProcess::Spawn(const SpawnSpec& spec) {
   setup.inherit = spec.inherit_fds.data();
   setup.inherit_count = spec.inherit_fds.size();
   setup.mask = &mask;
+  setup.drop = spec.drop ? &*spec.drop : nullptr;
+  setup.cap_last = CapLastCap();
+  setup.memlock_bytes = spec.memlock_bytes;
   struct rlimit nofile {};
   setup.max_fd = ::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY
                      ? static_cast<int>(std::min<rlim_t>(nofile.rlim_cur, 1 << 20))

@@ -44,11 +44,24 @@ class FdReservation {
   std::vector<int> fds_;
 };
 
+// The unprivileged user the child becomes before exec: supplementary groups, gid, uid (real,
+// effective and saved), every capability set emptied (bounding set dropped first, while still
+// root), ambient capabilities cleared. A step that fails ends the child with status 126 and the
+// reason in the log: QEMU never runs with more than it was meant to.
+struct DropTo {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+};
+
 struct SpawnSpec {
   std::vector<std::string> argv;    // argv[0]: the binary
   std::filesystem::path log_file;   // created 0600 / appended
   std::vector<int> inherit_fds;     // fds (already at their numbers) QEMU inherits
   IdSet affinity;                   // CPUs to restrict QEMU to before exec; empty: inherit ours
+  std::optional<DropTo> drop;       // switch to this user; nullopt: keep ours (asked for, or not root)
+  uint64_t memlock_bytes = 0;       // RLIMIT_MEMLOCK raised to this before the drop (<locked/>); 0: as is
+  // Always: RLIMIT_NOFILE's soft limit raised to its hard limit, PR_SET_NO_NEW_PRIVS.
 };
 
 // A spawned QEMU. Killed (SIGKILL) and reaped on destruction unless Detach()ed.

@@ -1,5 +1,6 @@
 #include "launcher/start.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,9 +20,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "domain/memory_totals.h"
 #include "launcher/inputs.h"
 #include "launcher/preflight.h"
 #include "launcher/qemu_spawn.h"
+#include "launcher/qemu_user.h"
+#include "launcher/qmp_listener.h"
 #include "launcher/start_affinity.h"
 #include "launcher/start_interrupt.h"
 #include "launcher/start_memory.h"
@@ -113,26 +117,15 @@ std::string TimeoutText(milliseconds qmp_timeout, milliseconds allowance) {
   return s + ")";
 }
 
-// Waits for QEMU's QMP socket to appear while watching QEMU and the interrupt, then connects
-// and reads the greeting with whatever time is left. QEMU preallocates while it creates the
-// machine, before it greets, so the wait includes the preallocation allowance.
-std::unique_ptr<qemu::QmpClient> ConnectQmp(const fs::path& socket, QemuProcess& qemu_proc,
-                                            const StartInterrupt& interrupt, milliseconds qmp_timeout,
-                                            milliseconds allowance) {
-  const auto deadline = Clock::now() + qmp_timeout + allowance;
-  for (;;) {
-    interrupt.ThrowIfInterrupted();
-    if (qemu_proc.ExitDescription()) throw std::runtime_error("QEMU ended before its QMP socket appeared");
-    struct stat st {};
-    if (::stat(socket.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) break;
-    if (Clock::now() >= deadline)
-      throw qemu::QmpTimeout("QEMU (pid " + std::to_string(qemu_proc.pid()) + ") did not open its QMP socket " +
-                             socket.string() + " within " + TimeoutText(qmp_timeout, allowance));
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+// Connects to the QMP socket qlaunch made (QEMU holds the listening end, so this needs no
+// wait) and reads the greeting. QEMU preallocates while it creates the machine, before it
+// greets, so the wait includes the preallocation allowance. A QEMU that dies, or is killed on
+// an interrupt, resets the connection: the read fails at once, never by timing out.
+std::unique_ptr<qemu::QmpClient> ConnectQmp(const fs::path& socket, milliseconds qmp_timeout, milliseconds allowance) {
   try {
-    return qemu::QmpClient::Connect(socket.string(), std::max(left, milliseconds(100)));
+    return qemu::QmpClient::Connect(socket.string(), qmp_timeout + allowance);
+  } catch (const qemu::QmpClosed&) {
+    throw;  // QEMU went away: FailureMessage reports how it ended, with its log
   } catch (const qemu::QmpTimeout& e) {
     throw qemu::QmpTimeout(std::string(e.what()) + " (no QMP greeting within " + TimeoutText(qmp_timeout, allowance) +
                            ")");
@@ -232,6 +225,8 @@ StartReport StartDomain(const StartOptions& opts) {
   domain::DomainDef def = LoadDomain(opts.domain_xml);
   report.name = def.name;
   CheckDomainName(def.name);
+  const QemuUser qemu_user = ResolveQemuUser(opts.user, def);
+  report.user = qemu_user.user + ":" + qemu_user.group;
   StateDir state(opts.state_root.empty() ? DefaultStateRoot() : opts.state_root);
   const fs::path dir = state.DomainDir(def.name);
   // A start of this name killed outright (SIGKILL: no handler ran) left its entry and a paused
@@ -250,8 +245,11 @@ StartReport StartDomain(const StartOptions& opts) {
 
   qemu::PlanOptions popts;
   popts.prealloc = opts.prealloc;
+  QmpListener qmp_listener;  // its fd number goes into the argv
   popts.qmp_socket = (dir / "qmp.sock").string();
-  popts.memory_backing_dir = (dir / "ram").string();
+  popts.qmp_fd = qmp_listener.fd();
+  // Outside the 0700 state dir, which QEMU's user cannot enter (".ram" is never a domain name).
+  popts.memory_backing_dir = (state.root() / ".ram" / def.name).string();
   popts.emulator = emulator;
   qemu::LaunchPlan plan = qemu::PlanLaunch(def, host, caps, popts);
   // The launcher memfds' fd numbers are in the argv: make sure they are free here, and hold
@@ -276,6 +274,14 @@ StartReport StartDomain(const StartOptions& opts) {
                                 st.kind == DomainStatus::Kind::kStarting && !st.qemu_alive);
   }
   std::vector<Diagnostic> problems = CheckAccelerator(def);
+  if (problems.empty() && def.type == "kvm" && qemu_user.change) {
+    if (int err = OpenErrorAs(qemu_user, "/dev/kvm", O_RDWR)) {
+      Diagnostic d;
+      d.message = "type='kvm': the QEMU user " + qemu_user.user + " cannot open /dev/kvm (" + std::strerror(err) +
+                  "); add it to the group that owns /dev/kvm (kvm)";
+      problems.push_back(d);
+    }
+  }
   for (auto& d : CheckHugepagePools(plan.pool_needs, host)) problems.push_back(std::move(d));
   if (!problems.empty()) {
     for (auto& d : problems)
@@ -299,6 +305,8 @@ StartReport StartDomain(const StartOptions& opts) {
   const fs::path log = dir / "qemu.log";
 
   claim.emplace(StateClaim::Acquire(state, def.name));
+  claim->WriteFile("user", report.user + "\n");
+  qmp_listener.Listen(dir / "qmp.sock");
   claim->WriteFile("domain.xml", ReadWholeFile(opts.domain_xml));
   claim->WriteFile("plan.json", qemu::ToJson(plan).dump(2) + "\n");
   {
@@ -311,8 +319,13 @@ StartReport StartDomain(const StartOptions& opts) {
       std::error_code ec;
       fs::create_directory(d, ec);
       if (ec) throw std::runtime_error("cannot create mem-path directory " + d.string() + ": " + ec.message());
-      // The domain's own directories go with it; shared parents (<hugetlbfs>/qlaunch) stay.
-      if (mem_paths.count(d) && d.lexically_relative(dir).native().rfind("..", 0) == 0) claim->AddCleanupPath(d);
+      // The domain's own directories go with it, and belong to QEMU's user (mode 0700); shared
+      // parents (<hugetlbfs>/qlaunch, <state>/.ram) stay, root's, 0755.
+      if (!mem_paths.count(d)) continue;
+      claim->AddCleanupPath(d);
+      if ((qemu_user.change && ::chown(d.c_str(), qemu_user.uid, qemu_user.gid) != 0) || ::chmod(d.c_str(), 0700) != 0)
+        throw std::runtime_error("cannot give mem-path directory " + d.string() + " to " + report.user + ": " +
+                                 std::strerror(errno));
     }
   }
   interrupt.ThrowIfInterrupted();
@@ -332,8 +345,14 @@ StartReport StartDomain(const StartOptions& opts) {
     spec.argv = plan.argv;
     spec.log_file = log;
     spec.inherit_fds = fd_reservation.fds();
+    spec.inherit_fds.push_back(qmp_listener.fd());
     spec.affinity = narrowed = PreallocAffinity(plan, caps, host);
+    if (qemu_user.change) spec.drop = DropTo{qemu_user.uid, qemu_user.gid, qemu_user.groups};
+    // <locked/>: QEMU mlocks all guest memory, which an unprivileged user may only do within
+    // RLIMIT_MEMLOCK: the guest's size plus 1 GiB for QEMU itself, as libvirt sets it.
+    if (def.memory_backing.locked) spec.memlock_bytes = domain::TotalMemoryBytes(def) + (1ull << 30);
     qemu_proc = QemuProcess::Spawn(spec);
+    qmp_listener.Close();  // QEMU has it; if QEMU dies, our connection is reset at once
     interrupt.OnInterrupt([&qemu_proc] { qemu_proc->SendKill(); });
     claim->RecordQemu(qemu_proc->ref());
     fd_reservation.Close();  // QEMU has its own copies now
@@ -356,7 +375,7 @@ StartReport StartDomain(const StartOptions& opts) {
     t.Mark(Phase::kSpawn);
 
     const milliseconds allowance = PreallocAllowance(qemu_bytes);
-    qmp = ConnectQmp(dir / "qmp.sock", *qemu_proc, interrupt, qmp_timeout, allowance);
+    qmp = ConnectQmp(dir / "qmp.sock", qmp_timeout, allowance);
     FaultPoint("qmp", qemu_proc.get());
     t.Mark(Phase::kQmpReady);
 

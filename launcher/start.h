@@ -34,6 +34,7 @@ struct StartOptions {
   std::filesystem::path state_root;  // "" = DefaultStateRoot()
   std::chrono::milliseconds qmp_timeout{0};  // 0 = QmpTimeoutFromEnv()
   bool progress = false;  // a progress line on stderr while memory is preallocated
+  std::string user;       // --user USER[:GROUP]; "" = the domain's DAC <seclabel>, else qlaunch-qemu
 };
 
 // Throws DiagnosticError for bad input or a host that cannot run the domain (before anything

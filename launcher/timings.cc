@@ -46,12 +46,16 @@ nlohmann::json ToJson(const StartReport& report) {
   return nlohmann::json{{"name", report.name},
                         {"pid", report.pid},
                         {"prealloc", report.prealloc},
+                        {"user", report.user},
+                        {"notes", report.notes},
                         {"timings_ms", phases}};
 }
 
 std::string ToTable(const StartReport& report) {
   std::string out = "domain " + report.name + " is running (pid " + std::to_string(report.pid) +
-                    ", preallocation by " + report.prealloc + ")\n";
+                    (report.user.empty() ? "" : ", user " + report.user) + ", preallocation by " + report.prealloc +
+                    ")\n";
+  for (const auto& n : report.notes) out += "  note: " + n + "\n";
   char line[96];
   std::snprintf(line, sizeof line, "  %-10s %10s\n", "phase", "ms");
   out += line;

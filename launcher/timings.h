@@ -21,6 +21,7 @@
 #include <array>
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -52,10 +53,12 @@ struct StartReport {
   std::string name;
   pid_t pid = 0;
   std::string prealloc;  // "qemu" | "launcher" | "none"
+  std::string user;      // "USER:GROUP" QEMU runs as
+  std::vector<std::string> notes;  // what the start could not do and went on without
   Timings timings;
 };
 
-// {"name", "pid", "prealloc", "timings_ms": {"parse", ..., "total"}}; ms as numbers with
+// {"name", "pid", "prealloc", "user", "notes": [...], "timings_ms": {"parse", ..., "total"}}; ms as numbers with
 // three decimals.
 nlohmann::json ToJson(const StartReport& report);
 // A readable table: a header line naming the domain, pid and prealloc, then one row per phase.

@@ -62,6 +62,8 @@ struct MemoryDeviceArg {  // -device pc-dimm / nvdimm after its backend
 struct PlanOptions {
   PreallocMode prealloc = PreallocMode::kAuto;
   std::string qmp_socket;          // path of the QMP UNIX socket (server=on,wait=off)
+  int qmp_fd = -1;                 // >= 0: QEMU inherits the listening QMP socket as this fd
+                                   // (`start`); qmp_socket is then only where qlaunch connects
   std::string memory_backing_dir;  // for non-hugetlb file backends; default /run/qlaunch/<name>/ram
   int first_launcher_fd = 3;       // fd numbers for launcher-populated memfds start here
   std::string log_file;            // serial of type pty -> file here, when set

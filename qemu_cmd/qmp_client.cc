@@ -71,7 +71,7 @@ struct QmpClient::Impl {
   }
 
   void ThrowIfClosed(const std::string& what) const {
-    if (closed) throw QmpTimeout("QMP " + what + ": connection to " + path + " is closed");
+    if (closed) throw QmpClosed("QMP " + what + ": connection to " + path + " is closed");
   }
 
   std::optional<std::string> TakeBufferedLine() {
@@ -106,7 +106,7 @@ struct QmpClient::Impl {
       if (err == asio::error::operation_aborted) throw QmpTimeout("QMP " + what + ": timed out waiting for " + path);
       if (IsPeerGone(err)) {
         closed = true;
-        throw QmpTimeout("QMP " + what + ": " + path + " closed the connection");
+        throw QmpClosed("QMP " + what + ": " + path + " closed the connection");
       }
       if (err == asio::error::not_found) {
         closed = true;
@@ -128,7 +128,7 @@ struct QmpClient::Impl {
     Run(done, deadline);
     if (err) closed = true;  // a partial message may have been sent: nothing sensible can follow
     if (err == asio::error::operation_aborted) throw QmpTimeout("QMP " + what + ": timed out sending to " + path);
-    if (IsPeerGone(err)) throw QmpTimeout("QMP " + what + ": " + path + " closed the connection");
+    if (IsPeerGone(err)) throw QmpClosed("QMP " + what + ": " + path + " closed the connection");
     if (err) throw QmpError("QMP " + what + ": writing " + path + ": " + err.message());
   }
 };

@@ -20,6 +20,12 @@ class QmpTimeout : public QmpError {
  public:
   using QmpError::QmpError;
 };
+// The peer closed the connection (QEMU exited or was killed): no answer will come, at once
+// rather than after a wait. A QmpTimeout for callers that only care that no answer came.
+class QmpClosed : public QmpTimeout {
+ public:
+  using QmpTimeout::QmpTimeout;
+};
 
 class QmpClient {
  public:

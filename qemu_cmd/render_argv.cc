@@ -112,13 +112,12 @@ std::vector<std::string> RenderArgv(const ArgvInput& in) {
   a.Add("-display", "none");
   a.Add("-no-user-config");
   a.Add("-nodefaults");
-  if (!opts.qmp_socket.empty()) {
-    a.Add("-chardev", KeyValueBuilder("socket")
-                          .Add("id", "qmp")
-                          .Add("path", std::string_view(opts.qmp_socket))
-                          .AddBool("server", true)
-                          .AddBool("wait", false)
-                          .str());
+  if (opts.qmp_fd >= 0 || !opts.qmp_socket.empty()) {
+    KeyValueBuilder qmp("socket");
+    qmp.Add("id", "qmp");
+    if (opts.qmp_fd >= 0) qmp.Add("fd", opts.qmp_fd);
+    else qmp.Add("path", std::string_view(opts.qmp_socket));
+    a.Add("-chardev", qmp.AddBool("server", true).AddBool("wait", false).str());
     a.Add("-mon", "chardev=qmp,mode=control");
   }
   // Plain argv values (not key=value): QEMU takes them as they are.

@@ -18,7 +18,8 @@ void AddCompletionCommand(CLI::App& app, CommandAction* action) {
       "Example: source <(qlaunch completion bash)");
   sub->add_option("SHELL", *shell, "the shell: bash")->required()->check(CLI::IsMember({"bash"}));
   CLI::App* root = &app;
-  sub->callback([root, action] {
+  // The callback owns `shell` (CLI11 writes the parsed value into it): it lives as long as the app.
+  sub->callback([root, action, shell] {
     *action = [root] {
       std::fputs(BashCompletionScript("qlaunch", CompletionModel(*root)).c_str(), stdout);
       return 0;

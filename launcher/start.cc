@@ -21,7 +21,9 @@
 #include <nlohmann/json.hpp>
 
 #include "domain/memory_totals.h"
+#include "launcher/file_labels.h"
 #include "launcher/inputs.h"
+#include "launcher/pool_lock.h"
 #include "launcher/preflight.h"
 #include "launcher/qemu_spawn.h"
 #include "launcher/qemu_user.h"
@@ -273,6 +275,12 @@ StartReport StartDomain(const StartOptions& opts) {
       throw AlreadyRunningError(def.name, st.qemu_alive ? st.qemu->pid : st.owner->pid,
                                 st.kind == DomainStatus::Kind::kStarting && !st.qemu_alive);
   }
+  // Held from reading the free pages until this start's pages are reserved (pool_lock.h).
+  std::optional<HugepagePoolLock> pool_lock;
+  if (!plan.pool_needs.empty()) {
+    pool_lock.emplace([&interrupt] { interrupt.ThrowIfInterrupted(); });
+    host = LoadHost(opts.sysfs);  // the free pages now: another start may have taken some since
+  }
   std::vector<Diagnostic> problems = CheckAccelerator(def);
   if (problems.empty() && def.type == "kvm" && qemu_user.change) {
     if (int err = OpenErrorAs(qemu_user, "/dev/kvm", O_RDWR)) {
@@ -307,6 +315,7 @@ StartReport StartDomain(const StartOptions& opts) {
   claim.emplace(StateClaim::Acquire(state, def.name));
   claim->WriteFile("user", report.user + "\n");
   qmp_listener.Listen(dir / "qmp.sock");
+  state.WithLock([&] { RelabelForQemu(LabelTargets(def), qemu_user, dir); });
   claim->WriteFile("domain.xml", ReadWholeFile(opts.domain_xml));
   claim->WriteFile("plan.json", qemu::ToJson(plan).dump(2) + "\n");
   {
@@ -376,6 +385,7 @@ StartReport StartDomain(const StartOptions& opts) {
 
     const milliseconds allowance = PreallocAllowance(qemu_bytes);
     qmp = ConnectQmp(dir / "qmp.sock", qmp_timeout, allowance);
+    pool_lock.reset();  // QEMU greets once its backends are mapped: its hugepages are reserved
     FaultPoint("qmp", qemu_proc.get());
     t.Mark(Phase::kQmpReady);
 

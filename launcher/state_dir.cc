@@ -1,5 +1,7 @@
 #include "launcher/state_dir.h"
 
+#include "launcher/file_labels.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -19,8 +21,6 @@ namespace qlaunch::launcher {
 
 namespace fs = std::filesystem;
 
-namespace {
-
 std::optional<std::string> ReadSmallFile(const fs::path& path) {
   std::ifstream in(path);
   if (!in) return std::nullopt;
@@ -28,6 +28,21 @@ std::optional<std::string> ReadSmallFile(const fs::path& path) {
   ss << in.rdbuf();
   return ss.str();
 }
+
+void AtomicWrite(const fs::path& path, const std::string& contents) {
+  fs::path tmp = path.parent_path() / ("." + path.filename().string() + ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << contents;
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + tmp.string() + ": " + std::strerror(errno));
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw std::runtime_error("cannot write " + path.string() + ": " + ec.message());
+}
+
+namespace {
 
 // Reads /proc/<pid>/stat: the state letter and the start time (field 22).
 bool ReadStat(pid_t pid, char* state, uint64_t* start_time) {
@@ -57,19 +72,6 @@ void WaitGone(const ProcessRef& ref, std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (ProcessAlive(ref) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-}
-
-void AtomicWrite(const fs::path& path, const std::string& contents) {
-  fs::path tmp = path.parent_path() / ("." + path.filename().string() + ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << contents;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp.string() + ": " + std::strerror(errno));
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error("cannot write " + path.string() + ": " + ec.message());
 }
 
 }  // namespace
@@ -136,6 +138,7 @@ std::optional<ProcessRef> ReadProcessRef(const fs::path& pid_file, const fs::pat
 }
 
 void RemoveDomainDir(const fs::path& dir) {
+  RestoreLabels(dir);  // the owners of the files QEMU was given, unless another domain uses them
   if (auto list = ReadSmallFile(dir / "cleanup")) {
     std::istringstream in(*list);
     std::string line;

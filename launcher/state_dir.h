@@ -132,6 +132,11 @@ class StateClaim {
   bool active_ = false;
 };
 
+// A whole (small) file; nullopt when it cannot be opened.
+std::optional<std::string> ReadSmallFile(const std::filesystem::path& path);
+// Writes `contents` to a temporary file beside `path`, then renames it over `path`.
+void AtomicWrite(const std::filesystem::path& path, const std::string& contents);
+
 // Helpers shared by list and destroy.
 std::optional<ProcessRef> ReadProcessRef(const std::filesystem::path& pid_file,
                                          const std::filesystem::path& start_file);

@@ -1,5 +1,8 @@
 #include "support/launch_env.h"
 
+#include <grp.h>
+#include <pwd.h>
+
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -9,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -141,6 +145,36 @@ std::vector<pid_t> LiveChildren() {
   return out;
 }
 
+std::map<std::string, std::string> ProcStatus(pid_t pid) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(Slurp("/proc/" + std::to_string(pid) + "/status"));
+  for (std::string line; std::getline(in, line);) {
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    size_t v = line.find_first_not_of(" \t", colon + 1);
+    out[line.substr(0, colon)] = v == std::string::npos ? "" : line.substr(v);
+  }
+  return out;
+}
+
+void ExpectUnprivileged(pid_t pid) {
+  std::map<std::string, std::string> st = ProcStatus(pid);
+  const passwd* pw = ::getpwnam("qlaunch-qemu");
+  ASSERT_NE(pw, nullptr) << "the qlaunch-qemu user is missing (scripts/setup creates it)";
+  const std::string uid = std::to_string(pw->pw_uid), gid = std::to_string(pw->pw_gid);
+  EXPECT_EQ(st["Uid"], uid + "\t" + uid + "\t" + uid + "\t" + uid) << "QEMU pid " << pid;
+  EXPECT_EQ(st["Gid"], gid + "\t" + gid + "\t" + gid + "\t" + gid) << "QEMU pid " << pid;
+  for (const char* cap : {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"})
+    EXPECT_EQ(st[cap], "0000000000000000") << cap << " of QEMU pid " << pid;
+  EXPECT_EQ(st["NoNewPrivs"], "1");
+  EXPECT_EQ(st["Seccomp"], "2") << "-sandbox on installs a seccomp filter";
+  // /dev/kvm through the kvm group.
+  if (const group* kvm = ::getgrnam("kvm")) {
+    std::string groups = " " + st["Groups"] + " ";
+    EXPECT_NE(groups.find(" " + std::to_string(kvm->gr_gid) + " "), std::string::npos) << st["Groups"];
+  }
+}
+
 void LaunchTest::SetUp() {
   // QEMU outlives `qlaunch start` (its parent); as subreaper this test adopts it and can reap
   // it, so "gone" below means exited and reaped, not a zombie parked under pid 1.
@@ -148,6 +182,9 @@ void LaunchTest::SetUp() {
   char tmpl[] = "/tmp/qlaunch-launch-test-XXXXXX";
   ASSERT_NE(::mkdtemp(tmpl), nullptr);
   tmp_ = tmpl;
+  // As /run is: QEMU's unprivileged user may pass through to the dirs made for it (<state>/.ram).
+  fs::permissions(tmp_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec);
   fs::create_directories(tmp_ / "cache");
 }
 
@@ -255,8 +292,11 @@ void LaunchTest::StartListDestroy(const std::string& qemu, const std::vector<std
   EXPECT_FALSE(fs::exists(dir / "owner"));
   nlohmann::json plan = nlohmann::json::parse(Slurp(dir / "plan.json"));
   EXPECT_TRUE(plan.contains("argv")) << plan.dump();
+  // QMP: a socket qlaunch made (root's, 0600, in the 0700 state dir), given to QEMU as an fd.
   std::string cmdline = Slurp("/proc/" + std::to_string(pid) + "/cmdline");
-  EXPECT_NE(cmdline.find((dir / "qmp.sock").string()), std::string::npos);
+  EXPECT_NE(cmdline.find("socket,id=qmp,fd="), std::string::npos) << cmdline;
+  EXPECT_EQ(cmdline.find((dir / "qmp.sock").string()), std::string::npos) << cmdline;
+  if (::geteuid() == 0) ExpectUnprivileged(pid);
 
   // Exactly the VM's memory left the free pool; launcher memfds are held by QEMU alone.
   EXPECT_EQ(free_before - HugepagesFree(), pages);

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,12 @@ struct SmallDomain {
 std::string SmallDomainXml(const SmallDomain& d);
 
 bool KvmWorks();
+
+// The fields of /proc/PID/status ("Uid" -> "999\t999\t999\t999", ...).
+std::map<std::string, std::string> ProcStatus(pid_t pid);
+// QEMU runs as qlaunch-qemu (real, effective, saved and fs ids), in group kvm, with every
+// capability set empty, no_new_privs and a seccomp filter (-sandbox).
+void ExpectUnprivileged(pid_t pid);
 
 // The process is gone: no /proc entry, or a zombie (exited, not yet reaped) with no thread
 // still exiting.

@@ -1,0 +1,236 @@
+// QEMU never runs as root (docs/security.md): on real QEMU 7.2, as root, a domain with a
+// root-owned 0600 disk image runs as qlaunch-qemu with no capabilities, opens the image (QMP
+// query-block), and the image is root:root 0600 again after destroy, after each failed start,
+// and after kill -9 of QEMU followed by `qlaunch list`. A read-only image shared by two domains
+// keeps its label while either runs. Another user can neither connect to the QMP socket nor
+// read the state dir. --user and a DAC <seclabel> choose the user; root only when named.
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "qemu_cmd/qmp_client.h"
+#include "support/launch_env.h"
+
+namespace qlaunch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+class LaunchPrivilegesTest : public LaunchTest {
+ protected:
+  void SetUp() override {
+    LaunchTest::SetUp();
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root: QEMU's user is only switched by a root qlaunch";
+    if (std::string why = CheckQemuVersion(kQemu72, "7.2"); !why.empty()) GTEST_SKIP() << why;
+    ASSERT_NE(::getpwnam("qlaunch-qemu"), nullptr) << "scripts/setup creates the qlaunch-qemu user";
+    images_ = tmp() / "images";
+    fs::create_directories(images_);
+    fs::permissions(images_, fs::perms::owner_all | fs::perms::others_exec | fs::perms::group_exec);
+  }
+
+  // A root-owned image of `mode` (1 MiB of zeros).
+  fs::path Image(const std::string& name, mode_t mode = 0600, const fs::path& dir = {}) {
+    fs::path p = (dir.empty() ? images_ : dir) / name;
+    std::ofstream(p).close();
+    fs::resize_file(p, 1 << 20);
+    ::chown(p.c_str(), 0, 0);
+    ::chmod(p.c_str(), mode);
+    return p;
+  }
+
+  std::string DiskXml(const std::string& name, const fs::path& image, bool readonly,
+                      const std::string& extra = "") {
+    std::string xml = "<domain type='qemu'>\n  <name>" + name + "</name>\n  <memory unit='MiB'>64</memory>\n"
+                      "  <vcpu>1</vcpu>\n  <os><type arch='x86_64' machine='pc'>hvm</type></os>\n" + extra +
+                      "  <devices>\n    <emulator>" + kQemu72 + "</emulator>\n"
+                      "    <disk type='file' device='disk'>\n      <driver name='qemu' type='raw'/>\n"
+                      "      <source file='" + image.string() + "'/>\n      <target dev='vda' bus='virtio'/>\n" +
+                      (readonly ? "      <readonly/>\n" : "") + "    </disk>\n    <memballoon model='none'/>\n"
+                      "  </devices>\n</domain>\n";
+    fs::path f = tmp() / (name + ".xml");
+    std::ofstream(f) << xml;
+    return f.string();
+  }
+
+  pid_t Start(const std::string& xml, const std::vector<std::string>& flags = {}) {
+    std::vector<std::string> args = {"start", "--json"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.push_back(xml);
+    RunResult r = Qlaunch(args);
+    EXPECT_EQ(r.exit_code, 0) << r.Describe();
+    if (r.exit_code != 0) return 0;
+    return nlohmann::json::parse(r.out).at("pid").get<pid_t>();
+  }
+
+  static std::string Owner(const fs::path& p) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) return "missing";
+    const passwd* pw = ::getpwuid(st.st_uid);
+    const group* gr = ::getgrgid(st.st_gid);
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", st.st_mode & 07777);
+    return std::string(pw ? pw->pw_name : "?") + ":" + (gr ? gr->gr_name : "?") + " " + mode;
+  }
+
+  // QEMU's own view of its disk: query-block over the domain's QMP socket.
+  nlohmann::json QueryBlock(const std::string& name) {
+    auto qmp = qemu::QmpClient::Connect((DomainStateDir(name) / "qmp.sock").string(), std::chrono::seconds(10));
+    qmp->Execute("qmp_capabilities", nullptr, std::chrono::seconds(10));
+    return qmp->Execute("query-block", nullptr, std::chrono::seconds(10));
+  }
+
+  fs::path images_;
+};
+
+TEST_F(LaunchPrivilegesTest, ARootOnlyImageIsGivenToQemuAndBack) {
+  fs::path image = Image("root-only.img");
+  ASSERT_EQ(Owner(image), "root:root 0600");
+  pid_t pid = Start(DiskXml("priv-disk", image, false));
+  ASSERT_GT(pid, 0);
+  ExpectUnprivileged(pid);
+  EXPECT_EQ(Owner(image), "qlaunch-qemu:qlaunch-qemu 0600");
+  nlohmann::json blocks = QueryBlock("priv-disk");
+  bool found = false;
+  for (const auto& b : blocks) {
+    if (!b.contains("inserted")) continue;
+    found |= b["inserted"].value("file", "") == image.string();
+    EXPECT_FALSE(b["inserted"].value("ro", true)) << b.dump();
+  }
+  EXPECT_TRUE(found) << "QEMU did not open " << image << ": " << blocks.dump();
+
+  RunResult destroy = Qlaunch({"destroy", "priv-disk"});
+  EXPECT_EQ(destroy.exit_code, 0) << destroy.Describe();
+  EXPECT_EQ(Owner(image), "root:root 0600");
+  ExpectHostClean("priv-disk", pid, HugepagesFree());
+}
+
+TEST_F(LaunchPrivilegesTest, EveryFailedStartGivesTheImageBack) {
+  fs::path image = Image("failing.img");
+  const std::string xml = DiskXml("priv-fault", image, false);
+  for (const char* phase : {"preflight", "spawn", "qmp", "prealloc", "cont"}) {
+    SCOPED_TRACE(phase);
+    RunResult r = Qlaunch({"start", xml}, {{"QLAUNCH_FAULT", phase}});
+    EXPECT_EQ(r.exit_code, 1) << r.Describe();
+    EXPECT_NE(r.err.find("fault injected at phase " + std::string(phase)), std::string::npos) << r.Describe();
+    EXPECT_EQ(Owner(image), "root:root 0600");
+    ExpectNothingLeft("priv-fault", HugepagesFree());
+  }
+}
+
+TEST_F(LaunchPrivilegesTest, AKilledQemuGivesTheImageBackAtTheNextList) {
+  fs::path image = Image("killed.img");
+  pid_t pid = Start(DiskXml("priv-kill", image, false));
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(Owner(image), "qlaunch-qemu:qlaunch-qemu 0600");
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  for (int i = 0; i < 500 && !PidGone(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(Owner(image), "qlaunch-qemu:qlaunch-qemu 0600") << "nobody has looked yet";
+  RunResult list = Qlaunch({"list", "--json"});
+  EXPECT_EQ(list.out, "[]\n") << list.Describe();
+  EXPECT_EQ(Owner(image), "root:root 0600");
+  EXPECT_FALSE(fs::exists(DomainStateDir("priv-kill")));
+}
+
+TEST_F(LaunchPrivilegesTest, ASharedReadOnlyImageKeepsItsLabelWhileADomainUsesIt) {
+  fs::path image = Image("shared-ro.img", 0640);
+  pid_t a = Start(DiskXml("priv-ro-a", image, true));
+  pid_t b = Start(DiskXml("priv-ro-b", image, true));
+  ASSERT_GT(a, 0);
+  ASSERT_GT(b, 0);
+  EXPECT_EQ(Owner(image), "qlaunch-qemu:qlaunch-qemu 0640");
+  for (const char* name : {"priv-ro-a", "priv-ro-b"})
+    for (const auto& blk : QueryBlock(name))
+      if (blk.contains("inserted")) {
+        EXPECT_TRUE(blk["inserted"].value("ro", false)) << name << blk.dump();
+      }
+
+  EXPECT_EQ(Qlaunch({"destroy", "priv-ro-a"}).exit_code, 0);
+  EXPECT_EQ(Owner(image), "qlaunch-qemu:qlaunch-qemu 0640") << "domain b still uses it";
+  EXPECT_FALSE(PidGone(b));
+  EXPECT_EQ(Qlaunch({"destroy", "priv-ro-b"}).exit_code, 0);
+  EXPECT_EQ(Owner(image), "root:root 0640") << "the last domain gives it back, with the first owner";
+}
+
+TEST_F(LaunchPrivilegesTest, AnImageQemuCannotReachIsAClearErrorNamingTheDisk) {
+  fs::path hidden = tmp() / "root-only-dir";
+  fs::create_directories(hidden);
+  fs::permissions(hidden, fs::perms::owner_all);  // 0700 root: not searchable for qlaunch-qemu
+  fs::path image = Image("hidden.img", 0600, hidden);
+  const std::string xml = DiskXml("priv-hidden", image, false);
+  RunResult r = Qlaunch({"start", xml});
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_NE(r.err.find(xml + ":8: error: <disk>: the QEMU user qlaunch-qemu cannot open " + image.string()),
+            std::string::npos)
+      << r.Describe();
+  EXPECT_NE(r.err.find("Permission denied"), std::string::npos) << r.Describe();
+  EXPECT_EQ(Owner(image), "root:root 0600");
+  ExpectNothingLeft("priv-hidden", HugepagesFree());
+}
+
+TEST_F(LaunchPrivilegesTest, AnotherUserCannotReachTheQmpSocketOrTheStateDir) {
+  pid_t pid = Start(DiskXml("priv-qmp", Image("q.img"), false));
+  ASSERT_GT(pid, 0);
+  const fs::path dir = DomainStateDir("priv-qmp");
+  auto as_nobody = [](const std::string& cmd) {
+    std::string full = "setpriv --reuid=nobody --regid=nogroup --clear-groups -- " + cmd + " >/dev/null 2>&1";
+    return std::system(full.c_str());
+  };
+  ASSERT_EQ(as_nobody("true"), 0) << "setpriv cannot switch to nobody here";
+  EXPECT_NE(as_nobody("cat " + (dir / "pid").string()), 0) << "nobody read the state dir";
+  EXPECT_NE(as_nobody("ls " + dir.string()), 0) << "nobody listed the state dir";
+  const std::string connect = "python3 -c \"import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\" " +
+                              (dir / "qmp.sock").string();
+  EXPECT_NE(as_nobody(connect), 0) << "nobody connected to QMP";
+  EXPECT_EQ(std::system((connect + " >/dev/null 2>&1").c_str()), 0) << "root cannot connect: the check is broken";
+  EXPECT_EQ(Qlaunch({"destroy", "priv-qmp"}).exit_code, 0);
+}
+
+TEST_F(LaunchPrivilegesTest, UserFlagSeclabelAndExplicitRoot) {
+  const fs::path image = Image("who.img");
+  // --user names another unprivileged user.
+  pid_t pid = Start(DiskXml("priv-user", image, false), {"--user", "nobody:nogroup"});
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(ProcStatus(pid)["Uid"], "65534\t65534\t65534\t65534");
+  EXPECT_EQ(ProcStatus(pid)["CapEff"], "0000000000000000");
+  EXPECT_EQ(Owner(image), "nobody:nogroup 0600");
+  EXPECT_EQ(Qlaunch({"destroy", "priv-user"}).exit_code, 0);
+  EXPECT_EQ(Owner(image), "root:root 0600");
+
+  // The domain's DAC label, and relabel='no' leaves the image alone (so QEMU cannot open it).
+  pid = Start(DiskXml("priv-label", image, false,
+                      "  <seclabel type='static' model='dac' relabel='yes'><label>nobody:nogroup</label></seclabel>\n"));
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(ProcStatus(pid)["Uid"], "65534\t65534\t65534\t65534");
+  EXPECT_EQ(Qlaunch({"destroy", "priv-label"}).exit_code, 0);
+  const std::string norelabel = DiskXml(
+      "priv-norelabel", image, false,
+      "  <seclabel type='static' model='dac' relabel='no'><label>nobody:nogroup</label></seclabel>\n");
+  RunResult refused = Qlaunch({"start", norelabel});
+  EXPECT_EQ(refused.exit_code, 1) << refused.Describe();
+  EXPECT_NE(refused.err.find("<disk>: the QEMU user nobody cannot open " + image.string()), std::string::npos)
+      << refused.Describe();
+  EXPECT_EQ(Owner(image), "root:root 0600");
+
+  // Root only when named, with a warning; the image is not relabeled for root.
+  RunResult root = Qlaunch({"start", "--json", "--user", "root", DiskXml("priv-root", image, false)});
+  ASSERT_EQ(root.exit_code, 0) << root.Describe();
+  EXPECT_NE(root.err.find("warning: QEMU runs as root with every capability (--user)"), std::string::npos)
+      << root.Describe();
+  pid = nlohmann::json::parse(root.out).at("pid").get<pid_t>();
+  EXPECT_EQ(ProcStatus(pid)["Uid"], "0\t0\t0\t0");
+  EXPECT_EQ(Qlaunch({"destroy", "priv-root"}).exit_code, 0);
+
+  // A user that does not exist is named in the error; nothing is started.
+  RunResult missing = Qlaunch({"start", "--user", "no-such-user-q", DiskXml("priv-missing", image, false)});
+  EXPECT_EQ(missing.exit_code, 1) << missing.Describe();
+  EXPECT_NE(missing.err.find("--user no-such-user-q: no such user 'no-such-user-q'"), std::string::npos)
+      << missing.Describe();
+  ExpectNothingLeft("priv-missing", HugepagesFree());
+}
+
+}  // namespace
+}  // namespace qlaunch::testing

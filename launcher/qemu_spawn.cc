@@ -78,7 +78,10 @@ struct ChildSetup : bp::extend::handler {
   int cap_last = 40;
   uint64_t memlock_bytes = 0;
 
+  int cgroup_procs_fd = -1;
+
   void DropPrivileges() const {
+    if (cgroup_procs_fd >= 0 && ::write(cgroup_procs_fd, "0", 1) != 1) DieBeforeExec("joining its cgroup");
     if (memlock_bytes) {
       struct rlimit lim {memlock_bytes, memlock_bytes};
       if (::setrlimit(RLIMIT_MEMLOCK, &lim) != 0) DieBeforeExec("setrlimit(RLIMIT_MEMLOCK)");
@@ -235,6 +238,7 @@ std::unique_ptr<QemuProcess> QemuProcess::Spawn(const SpawnSpec& spec) {
   setup.drop = spec.drop ? &*spec.drop : nullptr;
   setup.cap_last = CapLastCap();
   setup.memlock_bytes = spec.memlock_bytes;
+  setup.cgroup_procs_fd = spec.cgroup_procs_fd;
   struct rlimit nofile {};
   setup.max_fd = ::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY
                      ? static_cast<int>(std::min<rlim_t>(nofile.rlim_cur, 1 << 20))
@@ -245,7 +249,8 @@ std::unique_ptr<QemuProcess> QemuProcess::Spawn(const SpawnSpec& spec) {
   bp::child child(bp::exe = spec.argv[0], bp::args = args, bp::std_in < bp::null,
                   (bp::std_out & bp::std_err) > log, setup, ec);
   if (ec || !child.valid())
-    throw std::runtime_error("cannot start " + spec.argv[0] + ": " + (ec ? ec.message() : "spawn failed"));
+    throw std::runtime_error("cannot start " + spec.argv[0] + (spec.drop ? " as uid " + std::to_string(spec.drop->uid) : "") +
+                             ": " + (ec ? ec.message() : "spawn failed"));
   auto impl = std::make_unique<Impl>();
   impl->pid = child.id();
   child.detach();  // from here on we wait for it ourselves (waitpid), Boost no longer tracks it

@@ -61,6 +61,7 @@ struct SpawnSpec {
   IdSet affinity;                   // CPUs to restrict QEMU to before exec; empty: inherit ours
   std::optional<DropTo> drop;       // switch to this user; nullopt: keep ours (asked for, or not root)
   uint64_t memlock_bytes = 0;       // RLIMIT_MEMLOCK raised to this before the drop (<locked/>); 0: as is
+  int cgroup_procs_fd = -1;         // >= 0: the child writes "0" here (joins that cgroup) first
   // Always: RLIMIT_NOFILE's soft limit raised to its hard limit, PR_SET_NO_NEW_PRIVS.
 };
 

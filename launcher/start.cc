@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "domain/memory_totals.h"
+#include "launcher/cgroup.h"
 #include "launcher/file_labels.h"
 #include "launcher/inputs.h"
 #include "launcher/pool_lock.h"
@@ -316,6 +317,8 @@ StartReport StartDomain(const StartOptions& opts) {
   claim->WriteFile("user", report.user + "\n");
   qmp_listener.Listen(dir / "qmp.sock");
   state.WithLock([&] { RelabelForQemu(LabelTargets(def), qemu_user, dir); });
+  std::optional<DomainCgroup> cgroup = DomainCgroup::Create(def.name, PlanCgroupCpuset(def, plan), &report.notes);
+  if (cgroup) claim->WriteFile("cgroup", cgroup->dir().string() + "\n");
   claim->WriteFile("domain.xml", ReadWholeFile(opts.domain_xml));
   claim->WriteFile("plan.json", qemu::ToJson(plan).dump(2) + "\n");
   {
@@ -360,6 +363,7 @@ StartReport StartDomain(const StartOptions& opts) {
     // <locked/>: QEMU mlocks all guest memory, which an unprivileged user may only do within
     // RLIMIT_MEMLOCK: the guest's size plus 1 GiB for QEMU itself, as libvirt sets it.
     if (def.memory_backing.locked) spec.memlock_bytes = domain::TotalMemoryBytes(def) + (1ull << 30);
+    if (cgroup) spec.cgroup_procs_fd = cgroup->procs_fd();
     qemu_proc = QemuProcess::Spawn(spec);
     qmp_listener.Close();  // QEMU has it; if QEMU dies, our connection is reset at once
     interrupt.OnInterrupt([&qemu_proc] { qemu_proc->SendKill(); });

@@ -1,5 +1,6 @@
 #include "launcher/state_dir.h"
 
+#include "launcher/cgroup.h"
 #include "launcher/file_labels.h"
 
 #include <fcntl.h>
@@ -147,6 +148,10 @@ void RemoveDomainDir(const fs::path& dir) {
       std::error_code ec;
       fs::remove_all(line, ec);
     }
+  }
+  if (auto cgroup = ReadSmallFile(dir / "cgroup")) {  // the domain's cgroup (launcher/cgroup.h)
+    while (!cgroup->empty() && cgroup->back() == '\n') cgroup->pop_back();
+    if (!cgroup->empty()) RemoveCgroup(*cgroup);
   }
   std::error_code ec;
   fs::remove_all(dir, ec);

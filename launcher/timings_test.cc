@@ -17,7 +17,9 @@ TEST(Timings, JsonHasTheDocumentedShape) {
   r.timings.Finish();
   nlohmann::json j = ToJson(r);
   ASSERT_TRUE(j.is_object());
-  EXPECT_EQ(j.size(), 4u) << j.dump();
+  EXPECT_EQ(j.size(), 6u) << j.dump();
+  EXPECT_EQ(j["user"], "");
+  EXPECT_EQ(j["notes"], nlohmann::json::array());
   EXPECT_EQ(j["name"], "vm1");
   EXPECT_EQ(j["pid"], 4242);
   EXPECT_EQ(j["prealloc"], "launcher");

@@ -82,9 +82,15 @@ struct ChildSetup : bp::extend::handler {
 
   void DropPrivileges() const {
     if (cgroup_procs_fd >= 0 && ::write(cgroup_procs_fd, "0", 1) != 1) DieBeforeExec("joining its cgroup");
-    if (memlock_bytes) {
-      struct rlimit lim {memlock_bytes, memlock_bytes};
-      if (::setrlimit(RLIMIT_MEMLOCK, &lim) != 0) DieBeforeExec("setrlimit(RLIMIT_MEMLOCK)");
+    if (memlock_bytes) {  // the pre-flight checked that this host lets us (launcher/start.cc)
+      struct rlimit lim {};
+      if (::getrlimit(RLIMIT_MEMLOCK, &lim) != 0 || (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < memlock_bytes)) {
+        lim = {memlock_bytes, memlock_bytes};
+        if (::setrlimit(RLIMIT_MEMLOCK, &lim) != 0) DieBeforeExec("setrlimit(RLIMIT_MEMLOCK)");
+      } else if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < memlock_bytes) {
+        lim.rlim_cur = memlock_bytes;
+        if (::setrlimit(RLIMIT_MEMLOCK, &lim) != 0) DieBeforeExec("setrlimit(RLIMIT_MEMLOCK)");
+      }
     }
     struct rlimit nofile {};
     if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {

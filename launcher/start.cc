@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -126,7 +127,7 @@ std::string TimeoutText(milliseconds qmp_timeout, milliseconds allowance) {
 // an interrupt, resets the connection: the read fails at once, never by timing out.
 std::unique_ptr<qemu::QmpClient> ConnectQmp(const fs::path& socket, milliseconds qmp_timeout, milliseconds allowance) {
   try {
-    return qemu::QmpClient::Connect(socket.string(), qmp_timeout + allowance);
+    return qemu::QmpClient::Connect(socket.string(), qmp_timeout + allowance, /*wait_for_server=*/false);
   } catch (const qemu::QmpClosed&) {
     throw;  // QEMU went away: FailureMessage reports how it ended, with its log
   } catch (const qemu::QmpTimeout& e) {
@@ -155,6 +156,29 @@ void DropThreadContexts(qemu::QmpClient& qmp, const qemu::LaunchPlan& plan, mill
             {{"path", "/objects/" + b.id}, {"property", "prealloc-context"}, {"value", ""}});
   }
   for (const auto& ctx : plan.contexts) attempt("object-del " + ctx.id, "object-del", {{"id", ctx.id}});
+}
+
+// <locked/> with an unprivileged QEMU: QEMU mlocks all guest memory, which it may only do within
+// RLIMIT_MEMLOCK (root's QEMU has CAP_IPC_LOCK instead). The child raises the limit before it
+// drops root; some hosts (containers) refuse that even to root. Find out here, on ourselves
+// (raising qlaunch's own limit is harmless), and refuse before anything is created.
+std::optional<Diagnostic> CheckMemlockLimit(const domain::DomainDef& def, const QemuUser& user) {
+  if (!def.memory_backing.locked || !user.change) return std::nullopt;
+  const rlim_t need = domain::TotalMemoryBytes(def) + (1ull << 30);
+  struct rlimit lim {};
+  if (::getrlimit(RLIMIT_MEMLOCK, &lim) == 0 && (lim.rlim_max == RLIM_INFINITY || lim.rlim_max >= need)) return std::nullopt;
+  struct rlimit want {need, need};
+  if (::setrlimit(RLIMIT_MEMLOCK, &want) == 0) return std::nullopt;
+  Diagnostic d;
+  d.file = def.file;
+  d.line = def.memory_backing.line;
+  d.element = "memoryBacking";
+  d.message = "<locked/>: QEMU's user " + user.user + " needs RLIMIT_MEMLOCK of " + std::to_string(need) +
+              " bytes (guest memory + 1 GiB), and this host refuses to raise it (" + std::strerror(errno) +
+              "; the hard limit is " + std::to_string(lim.rlim_max) +
+              " bytes): raise the limit for qlaunch (e.g. LimitMEMLOCK= in its unit, or ulimit -l), or pass "
+              "--user root to let QEMU lock memory as root";
+  return d;
 }
 
 // Testing aid: $QLAUNCH_FAULT=<phase> makes the start fail at that point as if the real failure
@@ -283,6 +307,7 @@ StartReport StartDomain(const StartOptions& opts) {
     host = LoadHost(opts.sysfs);  // the free pages now: another start may have taken some since
   }
   std::vector<Diagnostic> problems = CheckAccelerator(def);
+  if (auto d = CheckMemlockLimit(def, qemu_user)) problems.push_back(*d);
   if (problems.empty() && def.type == "kvm" && qemu_user.change) {
     if (int err = OpenErrorAs(qemu_user, "/dev/kvm", O_RDWR)) {
       Diagnostic d;
@@ -362,7 +387,9 @@ StartReport StartDomain(const StartOptions& opts) {
     if (qemu_user.change) spec.drop = DropTo{qemu_user.uid, qemu_user.gid, qemu_user.groups};
     // <locked/>: QEMU mlocks all guest memory, which an unprivileged user may only do within
     // RLIMIT_MEMLOCK: the guest's size plus 1 GiB for QEMU itself, as libvirt sets it.
-    if (def.memory_backing.locked) spec.memlock_bytes = domain::TotalMemoryBytes(def) + (1ull << 30);
+    // (Root's QEMU has CAP_IPC_LOCK and needs no limit.)
+    if (def.memory_backing.locked && qemu_user.change)
+      spec.memlock_bytes = domain::TotalMemoryBytes(def) + (1ull << 30);
     if (cgroup) spec.cgroup_procs_fd = cgroup->procs_fd();
     qemu_proc = QemuProcess::Spawn(spec);
     qmp_listener.Close();  // QEMU has it; if QEMU dies, our connection is reset at once

@@ -142,7 +142,8 @@ QmpClient::~QmpClient() {
   }
 }
 
-std::unique_ptr<QmpClient> QmpClient::Connect(const std::string& socket_path, std::chrono::milliseconds timeout) {
+std::unique_ptr<QmpClient> QmpClient::Connect(const std::string& socket_path, std::chrono::milliseconds timeout,
+                                              bool wait_for_server) {
   const auto deadline = DeadlineAfter(timeout);
   auto impl = std::make_unique<Impl>();
   impl->path = socket_path;
@@ -170,8 +171,10 @@ std::unique_ptr<QmpClient> QmpClient::Connect(const std::string& socket_path, st
     if (err != asio::error::operation_aborted) last = err;
     // Not there yet (ENOENT), not listening yet or a stale socket file (ECONNREFUSED), or a
     // full backlog (EAGAIN): QEMU may still be starting, so retry. Anything else is final.
-    bool retry = err == asio::error::operation_aborted || err.value() == ENOENT || err.value() == ECONNREFUSED ||
-                 err.value() == EAGAIN;
+    const bool gone = err.value() == ENOENT || err.value() == ECONNREFUSED;
+    if (gone && !wait_for_server)
+      throw QmpClosed("QMP socket " + socket_path + " has no server any more (" + err.message() + ")");
+    bool retry = err == asio::error::operation_aborted || gone || err.value() == EAGAIN;
     if (!retry) throw QmpError("cannot connect to QMP socket " + socket_path + ": " + err.message());
     auto now = Clock::now();
     if (now >= deadline) {

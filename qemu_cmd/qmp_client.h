@@ -34,8 +34,11 @@ class QmpClient {
   QmpClient& operator=(const QmpClient&) = delete;
 
   // Connects (retrying while the socket does not exist yet or refuses) until `timeout`,
-  // then reads the greeting. Does not send qmp_capabilities.
-  static std::unique_ptr<QmpClient> Connect(const std::string& socket_path, std::chrono::milliseconds timeout);
+  // then reads the greeting. Does not send qmp_capabilities. With wait_for_server false (the
+  // caller made the listening socket and handed it to QEMU), a missing or refusing socket
+  // means its server is gone: QmpClosed at once.
+  static std::unique_ptr<QmpClient> Connect(const std::string& socket_path, std::chrono::milliseconds timeout,
+                                            bool wait_for_server = true);
 
   const nlohmann::json& Greeting() const { return greeting_; }
 

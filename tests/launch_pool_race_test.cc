@@ -2,12 +2,15 @@
 // (launcher/pool_lock.h): exactly one runs, the other fails in the pre-flight with the pool
 // error (node, page size, needed, free) and never spawns a QEMU; afterwards no page is missing.
 // Several rounds, QEMU's own preallocation and the launcher's, on real QEMU 7.2.
+#include <fstream>
 #include <regex>
 
 #include "support/launch_env.h"
 
 namespace qlaunch::testing {
 namespace {
+
+namespace fs = std::filesystem;
 
 class LaunchPoolRaceTest : public LaunchTest {
  protected:
@@ -54,6 +57,39 @@ TEST_F(LaunchPoolRaceTest, OfTwoStartsThatDoNotFitTogetherExactlyOneRuns) {
     EXPECT_EQ(Qlaunch({"destroy", winner_name}).exit_code, 0);
     ExpectHostClean(winner_name, pid, free_before);
     ExpectNothingLeft(loser_name, free_before);
+  }
+}
+
+// A QEMU that exits during start is reported as an exit, with its log, at once: QEMU holds the
+// listening QMP socket qlaunch made, so its death resets or refuses the connection; nothing
+// waits for the QMP timeout.
+TEST_F(LaunchPoolRaceTest, AQemuThatExitsIsReportedAsAnExitAtOnce) {
+  const fs::path fake = tmp() / "dying-qemu";
+  {
+    std::ofstream out(fake);
+    out << "#!/bin/sh\n"
+        << "case \" $* \" in *\" -machine none \"*) exec " << kQemu72 << " \"$@\";; esac\n"
+        << "echo 'fake-qemu: cannot map backing store' >&2\n"
+        << "exit 3\n";
+  }
+  fs::permissions(fake, fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec |
+                            fs::perms::group_read | fs::perms::group_exec);
+  SmallDomain d;
+  HugepagePool pool = HugepagePool::AtLeast(d.Bytes() / DefaultHugepageBytes() + 8);
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
+  const uint64_t free_before = HugepagesFree();
+  const std::string xml = WriteDomain(d);
+  for (const char* mode : {"qemu", "launcher"}) {
+    SCOPED_TRACE(mode);
+    const auto t0 = std::chrono::steady_clock::now();
+    RunResult r = Qlaunch({"start", "--prealloc", mode, "--qemu", fake.string(), xml});
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(r.exit_code, 1) << r.Describe();
+    EXPECT_NE(r.err.find("QEMU exited with status 3 while starting domain " + d.name), std::string::npos) << r.Describe();
+    EXPECT_NE(r.err.find("fake-qemu: cannot map backing store"), std::string::npos) << "the log tail\n" << r.Describe();
+    EXPECT_EQ(r.err.find("within"), std::string::npos) << "reported as a timeout:\n" << r.Describe();
+    EXPECT_LT(seconds, 10.0) << "waited for a timeout (QMP's is 30 s)";
+    ExpectNothingLeft(d.name, free_before);
   }
 }
 

@@ -7,7 +7,9 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -237,6 +239,44 @@ TEST_F(LaunchPrivilegesTest, UserFlagSeclabelAndExplicitRoot) {
   EXPECT_NE(missing.err.find("--user no-such-user-q: no such user 'no-such-user-q'"), std::string::npos)
       << missing.Describe();
   ExpectNothingLeft("priv-missing", HugepagesFree());
+}
+
+// <locked/>: an unprivileged QEMU may mlock only within RLIMIT_MEMLOCK. Where this host lets
+// root raise it, QEMU runs with a limit of guest memory + 1 GiB; where it does not (containers),
+// the start fails in the pre-flight naming <memoryBacking>, before anything exists.
+TEST_F(LaunchPrivilegesTest, LockedMemoryGetsAMemlockLimitOrAClearRefusal) {
+  const std::string xml = DiskXml("priv-locked", Image("l.img"), false,
+                                  "  <memoryBacking><locked/></memoryBacking>\n");
+  const uint64_t need = (64ull << 20) + (1ull << 30);
+  // Can root raise RLIMIT_MEMLOCK here? Ask in a child, so this process keeps its limits.
+  pid_t child = ::fork();
+  if (child == 0) {
+    struct rlimit lim {need, need};
+    ::_exit(::setrlimit(RLIMIT_MEMLOCK, &lim) == 0 ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  const bool host_allows = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  RunResult r = Qlaunch({"start", "--json", xml});
+  if (host_allows) {
+    ASSERT_EQ(r.exit_code, 0) << r.Describe();
+    pid_t pid = nlohmann::json::parse(r.out).at("pid").get<pid_t>();
+    ExpectUnprivileged(pid);
+    std::ifstream limits("/proc/" + std::to_string(pid) + "/limits");
+    std::string line, memlock;
+    while (std::getline(limits, line))
+      if (line.rfind("Max locked memory", 0) == 0) memlock = line;
+    EXPECT_NE(memlock.find(std::to_string(need)), std::string::npos) << memlock;
+    EXPECT_EQ(Qlaunch({"destroy", "priv-locked"}).exit_code, 0);
+  } else {
+    EXPECT_EQ(r.exit_code, 1) << r.Describe();
+    EXPECT_NE(r.err.find(xml + ":6: error: <memoryBacking>: <locked/>: QEMU's user qlaunch-qemu needs RLIMIT_MEMLOCK of " +
+                         std::to_string(need) + " bytes"),
+              std::string::npos)
+        << r.Describe();
+    EXPECT_NE(r.err.find("--user root"), std::string::npos) << r.Describe();
+    ExpectNothingLeft("priv-locked", HugepagesFree());
+  }
 }
 
 // QEMU joins <cgroup2>/qlaunch.slice/<name> before exec; the cgroup goes with the domain, also

@@ -349,7 +349,12 @@ StartReport StartDomain(const StartOptions& opts) {
   {
     std::vector<fs::path> roots;
     for (const auto& [size, mount] : host.hugetlbfs_mounts) roots.emplace_back(mount);
-    roots.emplace_back(popts.memory_backing_dir);
+    // <state>/.ram (shared, root's, 0755) holds each domain's memory backing dir, made below.
+    const fs::path ram_root = fs::path(popts.memory_backing_dir).parent_path();
+    std::error_code ram_ec;
+    fs::create_directories(ram_root, ram_ec);
+    if (ram_ec) throw std::runtime_error("cannot create " + ram_root.string() + ": " + ram_ec.message());
+    roots.push_back(ram_root);
     std::set<fs::path> mem_paths;
     for (const auto& b : plan.backends) mem_paths.insert(fs::path(b.mem_path).lexically_normal());
     for (const fs::path& d : MissingMemPathDirs(plan, roots)) {

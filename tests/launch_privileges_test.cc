@@ -75,6 +75,11 @@ class LaunchPrivilegesTest : public LaunchTest {
     return nlohmann::json::parse(r.out).at("pid").get<pid_t>();
   }
 
+  static std::string Slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  }
+
   static std::string Owner(const fs::path& p) {
     struct stat st {};
     if (::stat(p.c_str(), &st) != 0) return "missing";
@@ -239,6 +244,34 @@ TEST_F(LaunchPrivilegesTest, UserFlagSeclabelAndExplicitRoot) {
   EXPECT_NE(missing.err.find("--user no-such-user-q: no such user 'no-such-user-q'"), std::string::npos)
       << missing.Describe();
   ExpectNothingLeft("priv-missing", HugepagesFree());
+}
+
+// File-backed guest memory: each domain's directory (<state>/.ram/<name> for ordinary pages,
+// <hugetlbfs>/qlaunch/<name> for hugepages) belongs to QEMU's user, mode 0700, while it runs and
+// goes with the domain.
+TEST_F(LaunchPrivilegesTest, MemoryBackingDirsBelongToQemuAndGoWithTheDomain) {
+  HugepagePool pool = HugepagePool::AtLeast(40);
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
+  struct Case {
+    const char* name;
+    const char* backing;
+    fs::path dir;
+  } cases[] = {
+      {"priv-file-ram", "<memoryBacking><source type='file'/><access mode='shared'/></memoryBacking>",
+       StateDir() / ".ram" / "priv-file-ram"},
+      {"priv-file-huge", "<memoryBacking><hugepages/></memoryBacking>", "/dev/hugepages/qlaunch/priv-file-huge"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    pid_t pid = Start(DiskXml(c.name, Image(std::string(c.name) + ".img"), false, std::string("  ") + c.backing + "\n"));
+    ASSERT_GT(pid, 0);
+    ExpectUnprivileged(pid);
+    EXPECT_EQ(Owner(c.dir), "qlaunch-qemu:qlaunch-qemu 0700");
+    std::string cmdline = Slurp("/proc/" + std::to_string(pid) + "/cmdline");
+    EXPECT_NE(cmdline.find("\"mem-path\":\"" + c.dir.string() + "\""), std::string::npos) << cmdline;
+    EXPECT_EQ(Qlaunch({"destroy", c.name}).exit_code, 0);
+    EXPECT_FALSE(fs::exists(c.dir));
+  }
 }
 
 // <locked/>: an unprivileged QEMU may mlock only within RLIMIT_MEMLOCK. Where this host lets

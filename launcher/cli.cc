@@ -24,6 +24,8 @@ void BuildCli(CLI::App& app, CommandAction* action) {
   AddStartCommand(app, action);
   AddListCommand(app, action);
   AddDestroyCommand(app, action);
+  AddLifecycleCommands(app, action);
+  AddMonitorCommand(app, action);
   AddPreallocCommand(app, action);
   AddCompletionCommand(app, action);
 }

@@ -38,7 +38,8 @@ void AddListCommand(CLI::App& app, CommandAction* action) {
       "(QMP query-status: running, paused, ...; 'starting' while a start is at work). Entries whose\n"
       "QEMU has gone are removed from $QLAUNCH_STATE_DIR (default /run/qlaunch) and not listed.\n"
       "Example: qlaunch list --json");
-  sub->add_flag("--json", o->json, "print [{\"name\",\"pid\",\"state\"}, ...] instead of a table");
+  sub->add_flag("--json", o->json,
+                "print [{\"name\",\"pid\",\"state\",\"memory_bytes\",\"vcpus\"}, ...] instead of a table");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }
 

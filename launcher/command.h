@@ -23,5 +23,7 @@ void AddStartCommand(CLI::App& app, CommandAction* action);
 void AddListCommand(CLI::App& app, CommandAction* action);
 void AddDestroyCommand(CLI::App& app, CommandAction* action);
 void AddCompletionCommand(CLI::App& app, CommandAction* action);
+void AddLifecycleCommands(CLI::App& app, CommandAction* action);  // suspend resume reboot shutdown
+void AddMonitorCommand(CLI::App& app, CommandAction* action);
 
 }  // namespace qlaunch::launcher

@@ -42,7 +42,7 @@ bool Quit(const std::string& socket, std::chrono::milliseconds timeout) {
 
 }  // namespace
 
-DestroyResult DestroyDomain(const StateDir& state, const std::string& name, const DestroyOptions& opts) {
+ProcessRef RunningQemu(const StateDir& state, const std::string& name) {
   try {
     CheckDomainName(name);
   } catch (const std::invalid_argument&) {
@@ -57,9 +57,12 @@ DestroyResult DestroyDomain(const StateDir& state, const std::string& name, cons
   }
   if (st.kind == DomainStatus::Kind::kStarting)
     throw std::runtime_error("domain " + name + " is still being started (by qlaunch pid " +
-                             std::to_string(st.owner->pid) + "); destroy it once that start has finished");
+                             std::to_string(st.owner->pid) + "); try again once that start has finished");
+  return *st.qemu;
+}
 
-  const ProcessRef qemu = *st.qemu;
+DestroyResult DestroyDomain(const StateDir& state, const std::string& name, const DestroyOptions& opts) {
+  const ProcessRef qemu = RunningQemu(state, name);
   DestroyResult result{qemu.pid, ""};
   if (Quit((state.DomainDir(name) / "qmp.sock").string(), opts.qmp_timeout) && WaitGone(qemu, opts.quit_wait)) {
     result.how = "quit";

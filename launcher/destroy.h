@@ -29,8 +29,12 @@ struct DestroyResult {
   std::string how;  // "quit", "SIGTERM" or "SIGKILL": what ended it
 };
 
-// Throws NotRunningError for unknown names and stale entries (which it removes), and
-// std::runtime_error while the domain is still being started or when it will not die.
+// The QEMU of a running domain, for every verb that acts on one. Throws NotRunningError for
+// unknown names and stale entries (which it removes), std::runtime_error while a `start` of it
+// is still at work.
+ProcessRef RunningQemu(const StateDir& state, const std::string& name);
+
+// Throws as RunningQemu does, and std::runtime_error when QEMU will not die.
 DestroyResult DestroyDomain(const StateDir& state, const std::string& name, const DestroyOptions& opts = {});
 
 }  // namespace qlaunch::launcher

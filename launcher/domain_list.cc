@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "domain/parser.h"
 #include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {
@@ -33,6 +34,12 @@ std::vector<DomainEntry> ListDomains(const StateDir& state, std::chrono::millise
     }
     DomainEntry e;
     e.name = name;
+    try {  // what the domain was started with
+      domain::DomainDef def = domain::ParseDomainFile((state.DomainDir(name) / "domain.xml").string());
+      e.memory_bytes = def.memory_bytes;
+      e.vcpus = def.vcpu.count;
+    } catch (const std::exception&) {
+    }
     e.pid = st.qemu_alive ? st.qemu->pid : 0;
     if (st.kind == DomainStatus::Kind::kStarting) e.state = "starting";
     else if (st.kind == DomainStatus::Kind::kRunning)
@@ -47,7 +54,7 @@ nlohmann::json ToJson(const std::vector<DomainEntry>& domains) {
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& d : domains) {
     nlohmann::json pid = d.pid > 0 ? nlohmann::json(d.pid) : nlohmann::json(nullptr);
-    arr.push_back({{"name", d.name}, {"pid", pid}, {"state", d.state}});
+    arr.push_back({{"name", d.name}, {"pid", pid}, {"state", d.state}, {"memory_bytes", d.memory_bytes}, {"vcpus", d.vcpus}});
   }
   return arr;
 }
@@ -57,13 +64,16 @@ std::string ToTable(const std::vector<DomainEntry>& domains) {
   for (const auto& d : domains) width = std::max(width, d.name.size());
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, " %-8s %-*s  %s\n", "Pid", static_cast<int>(width), "Name", "State");
+  std::snprintf(line, sizeof line, " %-8s %-*s  %-10s %10s  %s\n", "Pid", static_cast<int>(width), "Name", "State",
+                "Memory", "vCPUs");
   out += line;
-  out += std::string(width + 20, '-') + "\n";
+  out += std::string(width + 42, '-') + "\n";
   for (const auto& d : domains) {
     std::string pid = d.pid > 0 ? std::to_string(d.pid) : "-";
-    std::snprintf(line, sizeof line, " %-8s %-*s  %s\n", pid.c_str(), static_cast<int>(width), d.name.c_str(),
-                  d.state.c_str());
+    std::string mem = d.memory_bytes ? std::to_string(d.memory_bytes >> 20) + " MiB" : "-";
+    std::string vcpus = d.vcpus ? std::to_string(d.vcpus) : "-";
+    std::snprintf(line, sizeof line, " %-8s %-*s  %-10s %10s  %s\n", pid.c_str(), static_cast<int>(width),
+                  d.name.c_str(), d.state.c_str(), mem.c_str(), vcpus.c_str());
     out += line;
   }
   return out;

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@ struct DomainEntry {
   pid_t pid = 0;      // QEMU's pid; 0 while a start has not spawned it yet
   std::string state;  // query-status "status" (running, paused, ...); "starting" while a
                       // `qlaunch start` is still at work; "unknown" when QMP does not answer
+  uint64_t memory_bytes = 0;  // from its domain.xml; 0 when unknown
+  unsigned vcpus = 0;
 };
 
 // qmp_timeout bounds the QMP exchange with each domain.
@@ -27,9 +30,9 @@ std::vector<DomainEntry> ListDomains(const StateDir& state, std::chrono::millise
 // QMP query-status of the QEMU behind `socket`: its "status", or "unknown" on any failure.
 std::string QueryStatus(const std::string& socket, std::chrono::milliseconds timeout);
 
-// [{"name", "pid", "state"}, ...]; pid is null while unknown.
+// [{"name", "pid", "state", "memory_bytes", "vcpus"}, ...]; pid is null while unknown.
 nlohmann::json ToJson(const std::vector<DomainEntry>& domains);
-// " Id(pid)  Name  State" like `virsh list`.
+// " Pid  Name  State  Memory  vCPUs" like `virsh list` (with dominfo's two columns).
 std::string ToTable(const std::vector<DomainEntry>& domains);
 
 }  // namespace qlaunch::launcher

@@ -326,7 +326,8 @@ void LaunchTest::StartListDestroy(const std::string& qemu, const std::vector<std
   ASSERT_EQ(list.exit_code, 0) << list.Describe();
   EXPECT_EQ(nlohmann::json::parse(list.out),
             nlohmann::json::parse(R"([{"name":")" + d.name + R"(","pid":)" + std::to_string(pid) +
-                                  R"(,"state":"running"}])"));
+                                  R"(,"state":"running","memory_bytes":)" + std::to_string(d.Bytes()) +
+                                  R"(,"vcpus":)" + std::to_string(d.cells) + "}]"));
 
   RunResult again = Qlaunch({"start", "--qemu", qemu, xml});
   EXPECT_EQ(again.exit_code, 1) << again.Describe();

@@ -26,6 +26,7 @@ void BuildCli(CLI::App& app, CommandAction* action) {
   AddDestroyCommand(app, action);
   AddLifecycleCommands(app, action);
   AddMonitorCommand(app, action);
+  AddDominfoCommand(app, action);
   AddPreallocCommand(app, action);
   AddCompletionCommand(app, action);
 }

@@ -25,5 +25,6 @@ void AddDestroyCommand(CLI::App& app, CommandAction* action);
 void AddCompletionCommand(CLI::App& app, CommandAction* action);
 void AddLifecycleCommands(CLI::App& app, CommandAction* action);  // suspend resume reboot shutdown
 void AddMonitorCommand(CLI::App& app, CommandAction* action);
+void AddDominfoCommand(CLI::App& app, CommandAction* action);
 
 }  // namespace qlaunch::launcher

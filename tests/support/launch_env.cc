@@ -329,6 +329,33 @@ void LaunchTest::StartListDestroy(const std::string& qemu, const std::vector<std
                                   R"(,"state":"running","memory_bytes":)" + std::to_string(d.Bytes()) +
                                   R"(,"vcpus":)" + std::to_string(d.cells) + "}]"));
 
+  // dominfo: what it runs as and where its memory sits (QEMU's numa_maps): all of it on node 0
+  // once QEMU preallocated; after qlaunch's own preallocation, QEMU has mapped only what the
+  // guest touched.
+  RunResult info = Qlaunch({"dominfo", "--json", d.name});
+  ASSERT_EQ(info.exit_code, 0) << info.Describe();
+  nlohmann::json di = nlohmann::json::parse(info.out);
+  EXPECT_EQ(di["pid"], pid);
+  EXPECT_EQ(di["state"], "running");
+  EXPECT_EQ(di["vcpus"], d.cells);
+  EXPECT_EQ(di["memory_bytes"], d.Bytes());
+  EXPECT_EQ(di["prealloc"], want_prealloc);
+  EXPECT_EQ(di["page_sizes"], nlohmann::json::array({DefaultHugepageBytes()}));
+  EXPECT_EQ(di["planned_by_node"], nlohmann::json({{"0", d.Bytes()}})) << di.dump();
+  if (::geteuid() == 0) {
+    EXPECT_EQ(di["user"], "qlaunch-qemu:qlaunch-qemu");
+  }
+  if (want_prealloc == "qemu") {
+    EXPECT_EQ(di["memory_by_node"], nlohmann::json({{"0", d.Bytes()}})) << di.dump();
+  } else {
+    uint64_t resident = 0;
+    for (auto it = di["memory_by_node"].begin(); it != di["memory_by_node"].end(); ++it) {
+      EXPECT_EQ(it.key(), "0") << di.dump();
+      resident += it.value().get<uint64_t>();
+    }
+    EXPECT_LE(resident, d.Bytes()) << di.dump();
+  }
+
   RunResult again = Qlaunch({"start", "--qemu", qemu, xml});
   EXPECT_EQ(again.exit_code, 1) << again.Describe();
   EXPECT_NE(again.err.find("domain " + d.name + " is already running (pid " + std::to_string(pid) + ")"),

@@ -152,6 +152,16 @@ struct Devices {
   std::optional<std::string> memballoon_model;  // "virtio" | "none"
   std::vector<Disk> disks;
   std::vector<CharDev> chardevs;
+  bool panic = false;  // <panic model='isa'/>: the pvpanic device, how a guest reports a crash
+  int panic_line = 0;
+};
+
+// <on_poweroff>, <on_reboot>, <on_crash>: what happens when the guest powers off, reboots or
+// crashes. "destroy", "restart" or "preserve" (libvirt's rename-restart and coredump-* map to
+// restart / destroy). `qlaunch run` acts on them; `start` renders what QEMU can do alone.
+struct Lifecycle {
+  std::string on_poweroff = "destroy", on_reboot = "restart", on_crash = "destroy";
+  int poweroff_line = 0, reboot_line = 0, crash_line = 0;
 };
 
 // <seclabel model='dac'>: who QEMU runs as (libvirt's DAC security driver). Other models
@@ -185,6 +195,7 @@ struct DomainDef {
   OsDef os;
   Devices devices;
   SecLabel seclabel;
+  Lifecycle lifecycle;
   std::vector<Diagnostic> warnings;  // unsupported elements etc., found while parsing
 };
 

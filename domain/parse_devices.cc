@@ -113,6 +113,14 @@ Devices ParseDevices(ParseContext& ctx, const xmlNode* node) {
       if (auto chr = ParseCharDev(ctx, child)) devices.chardevs.push_back(std::move(*chr));
     } else if (name == "memory") {
       if (auto mem = ParseMemoryDevice(ctx, child)) devices.memory.push_back(std::move(*mem));
+    } else if (name == "panic") {
+      std::string model = NodeAttr(child, "model").value_or("isa");
+      if (Classify(ctx, child, "panic model", model, {"isa"}, {"pseries", "hyperv", "s390", "pvpanic"}) ==
+          Support::kYes) {
+        if (devices.panic) ctx.Fail(child, "more than one <panic model='isa'>");
+        devices.panic = true;
+        devices.panic_line = NodeLine(child);
+      }
     }
   }
   return devices;

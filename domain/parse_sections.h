@@ -34,6 +34,7 @@ OsDef ParseOs(ParseContext& ctx, const xmlNode* node);
 Devices ParseDevices(ParseContext& ctx, const xmlNode* node);
 // The <seclabel model='dac'> among the domain's <seclabel> elements (others are unsupported).
 SecLabel ParseSecLabels(ParseContext& ctx, const xmlNode* domain);
+Lifecycle ParseLifecycle(ParseContext& ctx, const xmlNode* domain);
 // std::nullopt for a model libvirt knows but qlaunch does not support (reported as unsupported).
 std::optional<MemoryDevice> ParseMemoryDevice(ParseContext& ctx, const xmlNode* node);
 

@@ -87,6 +87,7 @@ DomainDef ParseDomainElement(ParseContext& ctx, const xmlNode* root) {
   if (const xmlNode* node = UniqueChild(ctx, root, "os")) def.os = ParseOs(ctx, node);
   if (const xmlNode* node = UniqueChild(ctx, root, "devices")) def.devices = ParseDevices(ctx, node);
   def.seclabel = ParseSecLabels(ctx, root);
+  def.lifecycle = ParseLifecycle(ctx, root);
   DefaultMemoryFromCells(ctx, root, def);
   return def;
 }

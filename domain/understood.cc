@@ -70,6 +70,10 @@ constexpr UnderstoodElement kUnderstood[] = {
     {"domain/devices/console/source", "path"},
     {"domain/devices/console/target", "type"},
     {"domain/seclabel", "type model relabel"},
+    {"domain/on_poweroff", ""},
+    {"domain/on_reboot", ""},
+    {"domain/on_crash", ""},
+    {"domain/devices/panic", "model"},
     {"domain/seclabel/label", ""},
 };
 

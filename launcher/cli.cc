@@ -22,6 +22,7 @@ void BuildCli(CLI::App& app, CommandAction* action) {
   AddValidateCommand(app, action);
   AddCapabilitiesCommand(app, action);
   AddStartCommand(app, action);
+  AddRunCommand(app, action);
   AddListCommand(app, action);
   AddDestroyCommand(app, action);
   AddLifecycleCommands(app, action);

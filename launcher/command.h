@@ -26,5 +26,6 @@ void AddCompletionCommand(CLI::App& app, CommandAction* action);
 void AddLifecycleCommands(CLI::App& app, CommandAction* action);  // suspend resume reboot shutdown
 void AddMonitorCommand(CLI::App& app, CommandAction* action);
 void AddDominfoCommand(CLI::App& app, CommandAction* action);
+void AddRunCommand(CLI::App& app, CommandAction* action);
 
 }  // namespace qlaunch::launcher

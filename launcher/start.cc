@@ -275,9 +275,12 @@ StartReport StartDomain(const StartOptions& opts) {
   QmpListener qmp_listener;  // its fd number goes into the argv
   popts.qmp_socket = (dir / "qmp.sock").string();
   popts.qmp_fd = qmp_listener.fd();
+  std::optional<QmpListener> events_listener;  // `run`'s own monitor (events.sock)
+  if (opts.supervised) popts.events_fd = events_listener.emplace().fd();
   // Outside the 0700 state dir, which QEMU's user cannot enter (".ram" is never a domain name).
   popts.memory_backing_dir = (state.root() / ".ram" / def.name).string();
   popts.emulator = emulator;
+  popts.supervised = opts.supervised;
   qemu::LaunchPlan plan = qemu::PlanLaunch(def, host, caps, popts);
   // The launcher memfds' fd numbers are in the argv: make sure they are free here, and hold
   // them at once so nothing opened later takes them.
@@ -341,6 +344,7 @@ StartReport StartDomain(const StartOptions& opts) {
   claim.emplace(StateClaim::Acquire(state, def.name));
   claim->WriteFile("user", report.user + "\n");
   qmp_listener.Listen(dir / "qmp.sock");
+  if (events_listener) events_listener->Listen(dir / "events.sock");
   state.WithLock([&] { RelabelForQemu(LabelTargets(def), qemu_user, dir); });
   std::optional<DomainCgroup> cgroup = DomainCgroup::Create(def.name, PlanCgroupCpuset(def, plan), &report.notes);
   if (cgroup) claim->WriteFile("cgroup", cgroup->dir().string() + "\n");
@@ -349,11 +353,16 @@ StartReport StartDomain(const StartOptions& opts) {
   {
     std::vector<fs::path> roots;
     for (const auto& [size, mount] : host.hugetlbfs_mounts) roots.emplace_back(mount);
-    // <state>/.ram (shared, root's, 0755) holds each domain's memory backing dir, made below.
+    // <state>/.ram (shared, root's, 0755) holds each domain's memory backing dir, made below,
+    // for the domains that have one.
     const fs::path ram_root = fs::path(popts.memory_backing_dir).parent_path();
-    std::error_code ram_ec;
-    fs::create_directories(ram_root, ram_ec);
-    if (ram_ec) throw std::runtime_error("cannot create " + ram_root.string() + ": " + ram_ec.message());
+    for (const auto& b : plan.backends)
+      if (fs::path(b.mem_path).lexically_normal() == fs::path(popts.memory_backing_dir).lexically_normal()) {
+        std::error_code ram_ec;
+        fs::create_directories(ram_root, ram_ec);
+        if (ram_ec) throw std::runtime_error("cannot create " + ram_root.string() + ": " + ram_ec.message());
+        break;
+      }
     roots.push_back(ram_root);
     std::set<fs::path> mem_paths;
     for (const auto& b : plan.backends) mem_paths.insert(fs::path(b.mem_path).lexically_normal());
@@ -388,6 +397,7 @@ StartReport StartDomain(const StartOptions& opts) {
     spec.log_file = log;
     spec.inherit_fds = fd_reservation.fds();
     spec.inherit_fds.push_back(qmp_listener.fd());
+    if (events_listener) spec.inherit_fds.push_back(events_listener->fd());
     spec.affinity = narrowed = PreallocAffinity(plan, caps, host);
     if (qemu_user.change) spec.drop = DropTo{qemu_user.uid, qemu_user.gid, qemu_user.groups};
     // <locked/>: QEMU mlocks all guest memory, which an unprivileged user may only do within
@@ -398,6 +408,7 @@ StartReport StartDomain(const StartOptions& opts) {
     if (cgroup) spec.cgroup_procs_fd = cgroup->procs_fd();
     qemu_proc = QemuProcess::Spawn(spec);
     qmp_listener.Close();  // QEMU has it; if QEMU dies, our connection is reset at once
+    if (events_listener) events_listener->Close();
     interrupt.OnInterrupt([&qemu_proc] { qemu_proc->SendKill(); });
     claim->RecordQemu(qemu_proc->ref());
     fd_reservation.Close();  // QEMU has its own copies now

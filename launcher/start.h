@@ -35,6 +35,7 @@ struct StartOptions {
   std::chrono::milliseconds qmp_timeout{0};  // 0 = QmpTimeoutFromEnv()
   bool progress = false;  // a progress line on stderr while memory is preallocated
   std::string user;       // --user USER[:GROUP]; "" = the domain's DAC <seclabel>, else qlaunch-qemu
+  bool supervised = false;  // for `qlaunch run`: QEMU stays after a guest poweroff (-no-shutdown)
 };
 
 // Throws DiagnosticError for bad input or a host that cannot run the domain (before anything

@@ -239,6 +239,27 @@ json QmpClient::WaitEvent(const std::string& name, std::chrono::milliseconds tim
   }
 }
 
+std::optional<json> QmpClient::NextEvent(std::chrono::milliseconds timeout) {
+  auto& q = impl_->events;
+  if (!q.empty()) {
+    json e = std::move(q.front());
+    q.pop_front();
+    return e;
+  }
+  const auto deadline = DeadlineAfter(timeout);
+  for (;;) {
+    json msg;
+    try {
+      msg = impl_->ReadMessage(deadline, "event");
+    } catch (const QmpClosed&) {
+      throw;
+    } catch (const QmpTimeout&) {
+      return std::nullopt;
+    }
+    if (msg.is_object() && msg.contains("event")) return msg;
+  }
+}
+
 std::vector<json> QmpClient::TakeEvents() {
   // Pick up whatever has already arrived, without waiting.
   try {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -52,6 +53,9 @@ class QmpClient {
   // QmpTimeout.
   nlohmann::json WaitEvent(const std::string& name, std::chrono::milliseconds timeout);
   std::vector<nlohmann::json> TakeEvents();
+  // The next event (queued first), waiting up to `timeout`; nullopt when none came. Throws
+  // QmpClosed when QEMU closes the connection.
+  std::optional<nlohmann::json> NextEvent(std::chrono::milliseconds timeout);
 
  private:
   struct Impl;

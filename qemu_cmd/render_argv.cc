@@ -120,6 +120,19 @@ std::vector<std::string> RenderArgv(const ArgvInput& in) {
     a.Add("-chardev", qmp.AddBool("server", true).AddBool("wait", false).str());
     a.Add("-mon", "chardev=qmp,mode=control");
   }
+  // The supervisor's own monitor: QEMU serves one client per monitor, and `qlaunch run` keeps its
+  // connection for the events while list, destroy and the other verbs use the first.
+  if (opts.events_fd >= 0) {
+    a.Add("-chardev", KeyValueBuilder("socket").Add("id", "qmp-events").Add("fd", opts.events_fd)
+                          .AddBool("server", true).AddBool("wait", false).str());
+    a.Add("-mon", "chardev=qmp-events,mode=control");
+  }
+  // Lifecycle: QEMU exits on a guest reboot only for on_reboot='destroy' (as libvirt renders it);
+  // it stays after a guest poweroff or panic when someone decides what follows (`qlaunch run`,
+  // like libvirt, always) or when the action is to preserve the guest.
+  if (def.lifecycle.on_reboot == "destroy") a.Add("-no-reboot");
+  if (opts.supervised || def.lifecycle.on_poweroff == "preserve" || def.lifecycle.on_crash == "preserve")
+    a.Add("-no-shutdown");
   // Plain argv values (not key=value): QEMU takes them as they are.
   if (!def.os.kernel.empty()) a.Add("-kernel", def.os.kernel);
   if (!def.os.initrd.empty()) a.Add("-initrd", def.os.initrd);
@@ -137,6 +150,7 @@ std::vector<std::string> RenderArgv(const ArgvInput& in) {
   RenderCharDevs(def, opts, &a.v());
   if (def.devices.memballoon_model && *def.devices.memballoon_model == "virtio")
     a.Add("-device", "virtio-balloon-pci,id=balloon0");
+  if (def.devices.panic) a.Add("-device", "pvpanic");  // ISA, port 0x505
   if (caps.sandbox) a.Add("-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
   return std::move(a.v());
 }

@@ -1,0 +1,205 @@
+// qlaunch run on real QEMU 7.2 (plain RAM, TCG; the guest is SeaBIOS alone): each exit status
+// provoked for real, each lifecycle action exercised, under a real supervisord too.
+//   - the guest powers itself off: an ACPI S5 write to the PIIX4 PM control register (port
+//     0x604, what a guest kernel's poweroff does), issued through HMP: exit 0, on_poweroff destroy;
+//   - kill -9 of QEMU: exit 5; a failed start: exit 1; SIGTERM with --shutdown-timeout 0: exit 4;
+//   - SIGTERM to a guest that ignores the ACPI button: destroyed after the timeout, exit 4;
+//   - on_reboot restart (QMP system_reset: the supervisor sees RESET, QEMU stays);
+//   - on_crash preserve and destroy, through the pvpanic device (HMP 'o /b 0x505 1', the
+//     guest's panic notifier write): preserved paused, or destroyed with exit 3.
+// After each: no QEMU, no state, the pidfile gone.
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <fstream>
+#include <thread>
+
+#include "support/launch_env.h"
+
+namespace qlaunch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+class LaunchRunTest : public LaunchTest {
+ protected:
+  void SetUp() override {
+    LaunchTest::SetUp();
+    if (std::string why = CheckQemuVersion(kQemu72, "7.2"); !why.empty()) GTEST_SKIP() << why;
+  }
+
+  std::string Xml(const std::string& name, const std::string& lifecycle) {
+    fs::path f = tmp() / (name + ".xml");
+    std::ofstream(f) << "<domain type='qemu'>\n  <name>" << name << "</name>\n  <memory unit='MiB'>64</memory>\n"
+                     << "  <vcpu>1</vcpu>\n  <os><type arch='x86_64' machine='pc'>hvm</type></os>\n" << lifecycle
+                     << "  <devices>\n    <emulator>" << kQemu72 << "</emulator>\n    <panic model='isa'/>\n"
+                     << "    <memballoon model='none'/>\n  </devices>\n</domain>\n";
+    return f.string();
+  }
+
+  std::unique_ptr<RunningProcess> Run(const std::string& xml, const std::vector<std::string>& flags = {},
+                                      const Env& extra = {}) {
+    std::vector<std::string> argv = {QlaunchBinary(), "run", "--json"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.push_back(xml);
+    Env env = BaseEnv();
+    env.insert(extra.begin(), extra.end());
+    return std::make_unique<RunningProcess>(argv, env);
+  }
+
+  // Waits until `qlaunch list` shows the domain in `state` ("" = gone); the QEMU pid or 0.
+  pid_t WaitState(const std::string& name, const std::string& state, milliseconds timeout = milliseconds(30000)) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      RunResult list = Qlaunch({"list", "--json"});
+      nlohmann::json all = nlohmann::json::parse(list.out, nullptr, false);
+      pid_t pid = 0;
+      std::string got;
+      if (all.is_array())
+        for (const auto& e : all)
+          if (e.value("name", "") == name) {
+            got = e.value("state", "");
+            pid = e["pid"].is_number() ? e["pid"].get<pid_t>() : 0;
+          }
+      if (got == state) return state.empty() ? 1 : pid;
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    ADD_FAILURE() << name << " never reached state '" << state << "'";
+    return 0;
+  }
+
+  void Hmp(const std::string& name, const std::string& command) {
+    RunResult r = Qlaunch({"qemu-monitor-command", "--hmp", name, command});
+    EXPECT_EQ(r.exit_code, 0) << r.Describe();
+  }
+
+  void ExpectGone(const std::string& name, pid_t pid) {
+    EXPECT_TRUE(PidGone(pid)) << "QEMU " << pid << " still runs";
+    EXPECT_FALSE(fs::exists(DomainStateDir(name)));
+    EXPECT_TRUE(LivePidsWithCmdline(StateDir().string()).empty());
+  }
+};
+
+TEST_F(LaunchRunTest, AGuestThatPowersItselfOffEndsTheRunWith0) {
+  const std::string pidfile = (tmp() / "run.pid").string();
+  auto run = Run(Xml("run-off", ""), {"--pidfile", pidfile});
+  pid_t qemu = WaitState("run-off", "running");
+  ASSERT_GT(qemu, 0);
+  std::ifstream pf(pidfile);
+  pid_t supervisor = 0;
+  EXPECT_TRUE(pf >> supervisor);
+  EXPECT_EQ(supervisor, run->pid());
+  std::this_thread::sleep_for(milliseconds(500));  // SeaBIOS has set up the PM registers
+  Hmp("run-off", "o /w 0x604 0x2000");             // SLP_EN | SLP_TYP=S5: the guest's poweroff
+  RunResult r = run->Wait(std::chrono::seconds(30));
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+  EXPECT_NE(r.err.find("\"message\":\"the guest powered off: <on_poweroff> destroy\""), std::string::npos) << r.err;
+  ExpectGone("run-off", qemu);
+  EXPECT_FALSE(fs::exists(pidfile));
+}
+
+TEST_F(LaunchRunTest, KilledQemuIs5FailedStartIs1) {
+  auto run = Run(Xml("run-kill", ""));
+  pid_t qemu = WaitState("run-kill", "running");
+  ASSERT_GT(qemu, 0);
+  ::kill(qemu, SIGKILL);
+  RunResult r = run->Wait(std::chrono::seconds(30));
+  EXPECT_EQ(r.exit_code, 5) << r.Describe();
+  EXPECT_NE(r.err.find("\"event\":\"qemu-ended\""), std::string::npos) << r.err;
+  ExpectGone("run-kill", qemu);
+
+  RunResult failed = RunningProcess({QlaunchBinary(), "run", Xml("run-fail", "")},
+                                    [&] { Env e = BaseEnv(); e["QLAUNCH_FAULT"] = "spawn"; return e; }())
+                         .Wait(std::chrono::seconds(30));
+  EXPECT_EQ(failed.exit_code, 1) << failed.Describe();
+  EXPECT_NE(failed.err.find("fault injected at phase spawn"), std::string::npos) << failed.Describe();
+  ExpectNothingLeft("run-fail", HugepagesFree());
+}
+
+TEST_F(LaunchRunTest, SigtermDestroysAtOnceOrAfterTheTimeout) {
+  for (const char* timeout : {"0", "1"}) {
+    SCOPED_TRACE(std::string("--shutdown-timeout ") + timeout);
+    auto run = Run(Xml("run-term", ""), {"--shutdown-timeout", timeout});
+    pid_t qemu = WaitState("run-term", "running");
+    ASSERT_GT(qemu, 0);
+    ::kill(run->pid(), SIGHUP);  // ignored
+    std::this_thread::sleep_for(milliseconds(200));
+    EXPECT_FALSE(PidGone(qemu));
+    const auto t0 = std::chrono::steady_clock::now();
+    ::kill(run->pid(), SIGTERM);
+    RunResult r = run->Wait(std::chrono::seconds(30));
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(r.exit_code, 4) << r.Describe();
+    if (std::string(timeout) == "1") {
+      EXPECT_NE(r.err.find("ACPI power button"), std::string::npos) << r.err;
+      EXPECT_GE(s, 1.0) << "destroyed before the timeout";
+    }
+    ExpectGone("run-term", qemu);
+  }
+}
+
+TEST_F(LaunchRunTest, OnRebootRestartKeepsTheGuest) {
+  auto run = Run(Xml("run-reboot", "  <on_reboot>restart</on_reboot>\n"), {"--shutdown-timeout", "0"});
+  pid_t qemu = WaitState("run-reboot", "running");
+  ASSERT_GT(qemu, 0);
+  RunResult reset = Qlaunch({"qemu-monitor-command", "run-reboot", R"({"execute":"system_reset"})"});
+  EXPECT_EQ(reset.exit_code, 0) << reset.Describe();
+  std::this_thread::sleep_for(milliseconds(500));
+  EXPECT_EQ(WaitState("run-reboot", "running"), qemu);
+  ::kill(run->pid(), SIGTERM);
+  RunResult r = run->Wait(std::chrono::seconds(30));
+  EXPECT_EQ(r.exit_code, 4) << r.Describe();
+  EXPECT_NE(r.err.find("\"event\":\"reset\""), std::string::npos) << r.err;
+  ExpectGone("run-reboot", qemu);
+}
+
+TEST_F(LaunchRunTest, OnCrashPreserveKeepsItPausedDestroyExits3) {
+  auto run = Run(Xml("run-crash", "  <on_crash>preserve</on_crash>\n"), {"--shutdown-timeout", "0"});
+  pid_t qemu = WaitState("run-crash", "running");
+  ASSERT_GT(qemu, 0);
+  Hmp("run-crash", "o /b 0x505 1");  // pvpanic: what the guest's panic notifier writes
+  EXPECT_EQ(WaitState("run-crash", "guest-panicked"), qemu);
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_FALSE(PidGone(qemu)) << "on_crash preserve destroyed it";
+  ::kill(run->pid(), SIGTERM);
+  RunResult r = run->Wait(std::chrono::seconds(30));
+  EXPECT_EQ(r.exit_code, 4) << r.Describe();
+  EXPECT_NE(r.err.find("<on_crash> preserve"), std::string::npos) << r.err;
+  ExpectGone("run-crash", qemu);
+
+  run = Run(Xml("run-crash2", "  <on_crash>destroy</on_crash>\n"));
+  qemu = WaitState("run-crash2", "running");
+  ASSERT_GT(qemu, 0);
+  Hmp("run-crash2", "o /b 0x505 1");
+  r = run->Wait(std::chrono::seconds(30));
+  EXPECT_EQ(r.exit_code, 3) << r.Describe();
+  ExpectGone("run-crash2", qemu);
+}
+
+// systemd's readiness: READY=1 on $NOTIFY_SOCKET once the guest runs.
+TEST_F(LaunchRunTest, NotifiesReadinessOnNotifySocket) {
+  const std::string path = (tmp() / "notify.sock").string();
+  int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  auto run = Run(Xml("run-notify", ""), {"--shutdown-timeout", "0"}, {{"NOTIFY_SOCKET", path}});
+  timeval tv{30, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char buf[256] = {};
+  ssize_t n = ::recv(fd, buf, sizeof buf - 1, 0);
+  ::close(fd);
+  ASSERT_GT(n, 0) << "no readiness message";
+  EXPECT_EQ(std::string(buf, n), "READY=1\nMAINPID=" + std::to_string(run->pid()) + "\n");
+  pid_t qemu = WaitState("run-notify", "running");
+  ::kill(run->pid(), SIGTERM);
+  EXPECT_EQ(run->Wait(std::chrono::seconds(30)).exit_code, 4);
+  ExpectGone("run-notify", qemu);
+}
+
+}  // namespace
+}  // namespace qlaunch::testing

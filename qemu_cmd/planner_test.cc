@@ -502,3 +502,46 @@ TEST(PlanLaunch, ErrorsNameTheElement) {
 
 }  // namespace
 }  // namespace qlaunch::qemu
+
+namespace qlaunch::qemu {
+namespace {
+
+// Lifecycle actions as libvirt 9.0 renders them: -no-reboot for on_reboot='destroy';
+// -no-shutdown when QEMU must stay after a poweroff or panic (preserve, or `qlaunch run`, which
+// decides itself); the pvpanic device for <panic model='isa'>; the supervisor's second monitor.
+TEST(PlanLaunch, LifecycleTable) {
+  struct Case {
+    const char* name;
+    std::string poweroff, reboot, crash;
+    bool supervised, panic;
+    bool no_reboot, no_shutdown;
+  } cases[] = {
+      {"defaults", "destroy", "restart", "destroy", false, false, false, false},
+      {"on_reboot destroy", "destroy", "destroy", "destroy", false, false, true, false},
+      {"on_poweroff preserve", "preserve", "restart", "destroy", false, false, false, true},
+      {"on_crash preserve with pvpanic", "destroy", "restart", "preserve", false, true, false, true},
+      {"supervised", "destroy", "restart", "destroy", true, true, false, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto d = MakeDomain();
+    d.lifecycle.on_poweroff = c.poweroff;
+    d.lifecycle.on_reboot = c.reboot;
+    d.lifecycle.on_crash = c.crash;
+    d.devices.panic = c.panic;
+    PlanOptions opts;
+    opts.supervised = c.supervised;
+    opts.qmp_fd = 7;
+    if (c.supervised) opts.events_fd = 8;
+    LaunchPlan plan = PlanLaunch(d, TwoNodeHost(), Caps72(), opts);
+    auto has = [&](const std::string& a) { return std::find(plan.argv.begin(), plan.argv.end(), a) != plan.argv.end(); };
+    EXPECT_EQ(has("-no-reboot"), c.no_reboot);
+    EXPECT_EQ(has("-no-shutdown"), c.no_shutdown);
+    EXPECT_EQ(has("pvpanic"), c.panic);
+    EXPECT_TRUE(has("socket,id=qmp,fd=7,server=on,wait=off"));
+    EXPECT_EQ(has("socket,id=qmp-events,fd=8,server=on,wait=off"), c.supervised);
+  }
+}
+
+}  // namespace
+}  // namespace qlaunch::qemu

@@ -28,6 +28,7 @@ void BuildCli(CLI::App& app, CommandAction* action) {
   AddLifecycleCommands(app, action);
   AddMonitorCommand(app, action);
   AddDominfoCommand(app, action);
+  AddConsoleCommand(app, action);
   AddPreallocCommand(app, action);
   AddCompletionCommand(app, action);
 }

@@ -27,5 +27,6 @@ void AddLifecycleCommands(CLI::App& app, CommandAction* action);  // suspend res
 void AddMonitorCommand(CLI::App& app, CommandAction* action);
 void AddDominfoCommand(CLI::App& app, CommandAction* action);
 void AddRunCommand(CLI::App& app, CommandAction* action);
+void AddConsoleCommand(CLI::App& app, CommandAction* action);
 
 }  // namespace qlaunch::launcher

@@ -2,7 +2,12 @@
 // qlaunch start): suspend and resume as QEMU reports them, reboot (a reset QEMU counts),
 // shutdown of a guest that ignores ACPI (timeout, then --force), qemu-monitor-command in QMP and
 // HMP, list's memory and vCPU columns, and a clear error for a domain that is not running.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
+#include <thread>
 
 #include "support/launch_env.h"
 
@@ -20,7 +25,7 @@ class LaunchVerbsTest : public LaunchTest {
     std::ofstream(xml_) << "<domain type='qemu'>\n  <name>verbs</name>\n  <memory unit='MiB'>96</memory>\n"
                            "  <vcpu>2</vcpu>\n  <os><type arch='x86_64' machine='pc'>hvm</type></os>\n"
                            "  <devices>\n    <emulator>" << kQemu72 << "</emulator>\n"
-                           "    <memballoon model='none'/>\n  </devices>\n</domain>\n";
+                           "    <serial type='pty'/>\n    <memballoon model='none'/>\n  </devices>\n</domain>\n";
     RunResult r = Qlaunch({"start", "--json", xml_});
     ASSERT_EQ(r.exit_code, 0) << r.Describe();
     pid_ = nlohmann::json::parse(r.out).at("pid").get<pid_t>();
@@ -104,6 +109,42 @@ TEST_F(LaunchVerbsTest, QemuMonitorCommandInQmpAndHmp) {
   EXPECT_NE(junk.err.find("COMMAND must be a QMP command as JSON"), std::string::npos) << junk.Describe();
 }
 
+// console: the guest's UART output reaches the terminal and what is typed reaches the UART.
+// The guest side is driven through HMP port I/O, as the guest CPU would: a write to the 16550's
+// transmit register (0x3f8), and a read of its receive register.
+TEST_F(LaunchVerbsTest, ConsoleCarriesBothWaysAndCtrlBracketLeaves) {
+  const fs::path fifo = tmp() / "console.in", err = tmp() / "console.err";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Env env = BaseEnv();
+  RunningProcess console({"/bin/sh", "-c", "exec \"$0\" console verbs <\"$1\" 2>\"$2\"", QlaunchBinary(), fifo.string(),
+                          err.string()},
+                         env);
+  int in = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(in, 0);
+  std::string connected;
+  for (int i = 0; i < 200 && connected.find("Connected to domain verbs") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::ifstream e(err);
+    connected.assign(std::istreambuf_iterator<char>(e), {});
+  }
+  ASSERT_NE(connected.find("Escape character is ^]"), std::string::npos) << connected;
+  RunResult out = Qlaunch({"qemu-monitor-command", "--hmp", "verbs", "o /b 0x3f8 0x51"});  // the guest prints 'Q'
+  EXPECT_EQ(out.exit_code, 0) << out.Describe();
+  ASSERT_EQ(::write(in, "h", 1), 1);  // the user types 'h'
+  std::string rbr;
+  for (int i = 0; i < 100 && rbr.find("0x68") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    rbr = Qlaunch({"qemu-monitor-command", "--hmp", "verbs", "i /b 0x3f8"}).out;
+  }
+  EXPECT_NE(rbr.find("= 0x68"), std::string::npos) << "the guest's UART did not receive 'h': " << rbr;
+  ASSERT_EQ(::write(in, "\x1d", 1), 1);  // Ctrl-]
+  ::close(in);
+  RunResult r = console.Wait(std::chrono::seconds(10));
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+  EXPECT_EQ(r.out, "Q") << r.Describe();
+  EXPECT_FALSE(PidGone(pid_)) << "leaving the console must not end the domain";
+}
+
 TEST_F(LaunchVerbsTest, ListShowsMemoryAndVcpus) {
   RunResult list = Qlaunch({"list", "--json"});
   ASSERT_EQ(list.exit_code, 0) << list.Describe();
@@ -119,6 +160,8 @@ TEST_F(LaunchVerbsTest, EveryVerbNamesADomainThatIsNotRunning) {
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{{"suspend", "nope"}, {"resume", "nope"}, {"reboot", "nope"},
                                              {"shutdown", "nope"},
+                                             {"console", "nope"},
+                                             {"dominfo", "nope"},
                                              {"qemu-monitor-command", "nope", R"({"execute":"query-status"})"}}) {
     RunResult r = Qlaunch(args);
     EXPECT_EQ(r.exit_code, 1) << r.Describe();

@@ -58,11 +58,12 @@ json Info(const StateDir& state, const std::string& name) {
   json backends = json::array();
   json planned = json::object();
   for (const json& b : plan.value("backends", json::array())) {
-    BackendRef r{b.value("id", ""), b.value("size_bytes", uint64_t{0})};
-    refs.push_back(r);
-    page_sizes.insert(b.value("page_size_bytes", uint64_t{0}));
-    prealloc.insert(b.value("prealloc", "none"));
     std::vector<unsigned> nodes = b.value("host_nodes", std::vector<unsigned>{});
+    BackendRef r{b.value("id", ""), b.value("size_bytes", uint64_t{0}), b.value("page_size_bytes", uint64_t{0}),
+                 nodes.empty() ? "" : IdSet(nodes).ToString()};
+    refs.push_back(r);
+    page_sizes.insert(r.page_bytes);
+    prealloc.insert(b.value("prealloc", "none"));
     // Where the plan put it: on its host node, or spread over its nodes ("0-1"), or unbound ("any").
     std::string key = nodes.empty() ? "any" : std::to_string(nodes.front());
     if (nodes.size() > 1) key = IdSet(nodes).ToString();

@@ -26,11 +26,12 @@ std::vector<Mapping> ParseNumaMaps(const std::string& maps_text, const std::stri
   std::istringstream numa(numa_maps_text);
   for (std::string line; std::getline(numa, line);) {
     std::istringstream f(line);
-    std::string addr;
-    if (!(f >> addr)) continue;
+    std::string addr, policy;
+    if (!(f >> addr >> policy)) continue;
     auto it = by_start.find(std::strtoull(addr.c_str(), nullptr, 16));
     if (it == by_start.end()) continue;
     Mapping& m = out[it->second];
+    m.policy = policy;
     std::map<unsigned, uint64_t> pages;
     for (std::string field; f >> field;) {
       if (field.rfind("kernelpagesize_kB=", 0) == 0) {
@@ -61,10 +62,16 @@ std::map<std::string, Mapping> MatchBackends(const std::vector<Mapping>& mapping
         taken.insert(i);
         break;
       }
-  for (const BackendRef& b : backends) {  // then by size
+  auto fits = [](const Mapping& m, const BackendRef& b) {
+    if (m.size != b.size_bytes || m.page_bytes != (b.page_bytes ? b.page_bytes : 4096)) return false;
+    const size_t colon = m.policy.find(':');
+    const std::string nodes = colon == std::string::npos ? "" : m.policy.substr(colon + 1);
+    return nodes == b.nodes;
+  };
+  for (const BackendRef& b : backends) {  // then by size, page size and policy
     if (out.count(b.id)) continue;
     for (size_t i = 0; i < mappings.size(); ++i)
-      if (!taken.count(i) && mappings[i].size == b.size_bytes) {
+      if (!taken.count(i) && fits(mappings[i], b)) {
         out[b.id] = mappings[i];
         taken.insert(i);
         break;

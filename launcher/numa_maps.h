@@ -17,6 +17,7 @@ struct Mapping {
   uint64_t start = 0, size = 0;
   std::string path;                          // "" for anonymous memory
   uint64_t page_bytes = 4096;                // kernelpagesize_kB
+  std::string policy;                        // "default", "bind:0", "interleave:0-1", ...
   std::map<unsigned, uint64_t> bytes_by_node;  // N<node>=<pages> x page size
 };
 
@@ -26,11 +27,14 @@ std::vector<Mapping> ParseNumaMaps(const std::string& maps_text, const std::stri
 struct BackendRef {
   std::string id;  // "ram-node0", "pc.ram", "memdimm0"
   uint64_t size_bytes = 0;
+  uint64_t page_bytes = 0;  // 0: ordinary pages
+  std::string nodes;        // its host-nodes ("0", "0-1"); "" when unbound
 };
 
 // Each backend's mapping: the one whose file names it (QEMU's hugetlbfs files
 // "qemu_back_mem.<id>.XXXXXX", qlaunch's memfds "memfd:qlaunch:<domain>:<id>"), else the first
-// mapping of exactly its size not taken yet. Backends without one are absent.
+// one not taken yet of exactly its size and page size whose memory policy names its host nodes
+// (QEMU's own memfds all share one name). Backends without one are absent.
 std::map<std::string, Mapping> MatchBackends(const std::vector<Mapping>& mappings, const std::vector<BackendRef>& backends);
 
 }  // namespace qlaunch::launcher

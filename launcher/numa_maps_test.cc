@@ -32,13 +32,31 @@ TEST(NumaMaps, ParsesSizesPathsAndBytesPerNode) {
 
 TEST(NumaMaps, MatchesBackendsByNameThenBySize) {
   std::vector<Mapping> m = ParseNumaMaps(kMaps, kNumaMaps);
-  auto got = MatchBackends(m, {{"ram-node0", 256u << 20}, {"ram-node1", 256u << 20}, {"pc.ram", 128u << 20},
-                               {"memdimm0", 1u << 30}});
+  auto got = MatchBackends(m, {{"ram-node0", 256u << 20, 2u << 20, "0"}, {"ram-node1", 256u << 20, 2u << 20, "1"},
+                               {"pc.ram", 128u << 20, 0, "0-1"}, {"memdimm0", 1u << 30, 0, ""}});
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got["ram-node0"].start, 0x7ff5b7e00000u);  // its memfd, though ram-node1's file has its size too
   EXPECT_EQ(got["ram-node1"].start, 0x7ff59fe00000u);
-  EXPECT_EQ(got["pc.ram"].start, 0x7ff5d0000000u);  // the anonymous mapping of its size
+  EXPECT_EQ(got["pc.ram"].start, 0x7ff5d0000000u);  // the anonymous mapping of its size, page size, policy
   EXPECT_FALSE(got.count("memdimm0"));
+}
+
+// QEMU's own memfd backends all map "/memfd:memory-backend-memfd": told apart by their memory
+// policy; a mapping of the right size but other page size or nodes (a thread stack) is not taken.
+TEST(NumaMaps, QemuMemfdsAreToldApartByPolicyAndPageSize) {
+  const char* maps =
+      "7f0000000000-7f0000800000 rw-p 00000000 00:00 0 \n"
+      "7f1000000000-7f1000800000 rw-s 00000000 00:01 11                         /memfd:memory-backend-memfd (deleted)\n"
+      "7f2000000000-7f2000800000 rw-s 00000000 00:01 12                         /memfd:memory-backend-memfd (deleted)\n";
+  const char* numa =
+      "7f0000000000 default anon=2 dirty=2 N3=2 kernelpagesize_kB=4\n"
+      "7f1000000000 bind:3 file=/memfd:memory-backend-memfd\\040(deleted) huge dirty=4 N3=4 kernelpagesize_kB=2048\n"
+      "7f2000000000 bind:0 file=/memfd:memory-backend-memfd\\040(deleted) huge dirty=4 N0=4 kernelpagesize_kB=2048\n";
+  auto got = MatchBackends(ParseNumaMaps(maps, numa), {{"ram-node0", 8u << 20, 2u << 20, "0"},
+                                                       {"ram-node2", 8u << 20, 2u << 20, "3"}});
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got["ram-node0"].bytes_by_node, (std::map<unsigned, uint64_t>{{0, 8u << 20}}));
+  EXPECT_EQ(got["ram-node2"].bytes_by_node, (std::map<unsigned, uint64_t>{{3, 8u << 20}}));
 }
 
 }  // namespace

@@ -1,9 +1,7 @@
 // qlaunch dominfo: what a running domain is and where its memory sits, like `virsh dominfo`.
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <set>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -13,6 +11,7 @@
 #include "launcher/destroy.h"
 #include "launcher/domain_list.h"
 #include "launcher/numa_maps.h"
+#include "launcher/state_dir.h"
 
 namespace qlaunch::launcher {
 
@@ -25,12 +24,7 @@ struct Options {
   bool json = false;
 };
 
-std::string Slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string Slurp(const std::filesystem::path& p) { return ReadSmallFile(p).value_or(""); }
 
 std::string Trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();

@@ -1,7 +1,9 @@
-// qlaunch run on real QEMU 7.2 (plain RAM, TCG; the guest is SeaBIOS alone): each exit status
-// provoked for real, each lifecycle action exercised, under a real supervisord too.
-//   - the guest powers itself off: an ACPI S5 write to the PIIX4 PM control register (port
-//     0x604, what a guest kernel's poweroff does), issued through HMP: exit 0, on_poweroff destroy;
+// qlaunch run on real QEMU 7.2 (plain RAM, TCG; the guest is SeaBIOS alone, or Debian's kernel
+// with a busybox initramfs): each exit status provoked for real, each lifecycle action exercised
+// (tests/supervisor/ runs it under a real supervisord).
+//   - a real guest powers itself off (kernel + initramfs, `poweroff -f`): exit 0, on_poweroff destroy;
+//     the same through HMP: an ACPI S5 write to the PIIX4 PM control register (port 0x604, what
+//     the guest kernel's poweroff does);
 //   - kill -9 of QEMU: exit 5; a failed start: exit 1; SIGTERM with --shutdown-timeout 0: exit 4;
 //   - SIGTERM to a guest that ignores the ACPI button: destroyed after the timeout, exit 4;
 //   - on_reboot restart (QMP system_reset: the supervisor sees RESET, QEMU stays);
@@ -9,6 +11,7 @@
 //     guest's panic notifier write): preserved paused, or destroyed with exit 3.
 // After each: no QEMU, no state, the pidfile gone.
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -98,6 +101,42 @@ TEST_F(LaunchRunTest, AGuestThatPowersItselfOffEndsTheRunWith0) {
   EXPECT_NE(r.err.find("\"message\":\"the guest powered off: <on_poweroff> destroy\""), std::string::npos) << r.err;
   ExpectGone("run-off", qemu);
   EXPECT_FALSE(fs::exists(pidfile));
+}
+
+// A real guest: Debian's kernel and a busybox initramfs whose /init powers the machine off
+// (reboot(2) -> ACPI S5), under TCG. It reports over a <serial type='file'>.
+TEST_F(LaunchRunTest, ARealGuestThatPowersItselfOffEndsTheRunWith0) {
+  std::string kernel;
+  for (const auto& e : fs::directory_iterator("/boot"))
+    if (e.path().filename().string().rfind("vmlinuz-", 0) == 0 && e.path().string() > kernel) kernel = e.path().string();
+  if (kernel.empty()) GTEST_SKIP() << "no /boot/vmlinuz-* (scripts/setup installs linux-image-amd64)";
+  // Copies in the test's own dir: qlaunch gives them to QEMU's user and back.
+  const fs::path k = tmp() / "vmlinuz", initrd = tmp() / "initrd.gz", serial = tmp() / "serial.log";
+  fs::copy_file(kernel, k);
+  const std::string make = std::string(QLAUNCH_SOURCE_DIR) + "/tests/boot/make-poweroff-initramfs " + initrd.string();
+  ASSERT_EQ(std::system(make.c_str()), 0) << make;
+  const std::string xml = Xml("run-boot", "");
+  {
+    std::ifstream in(xml);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    text.replace(text.find("64</memory>"), 2, "256");  // a kernel and its initramfs need room
+    text.replace(text.find("</os>"), 5,
+                 "<kernel>" + k.string() + "</kernel><initrd>" + initrd.string() +
+                     "</initrd><cmdline>console=ttyS0 quiet panic=-1 rdinit=/init</cmdline></os>");
+    text.replace(text.find("<panic"), 0, "<serial type='file'><source path='" + serial.string() + "'/></serial>\n    ");
+    std::ofstream(xml) << text;
+  }
+  auto run = Run(xml);
+  RunResult r = run->Wait(std::chrono::seconds(180));
+  EXPECT_EQ(r.exit_code, 0) << r.Describe();
+  EXPECT_NE(r.err.find("the guest powered off: <on_poweroff> destroy"), std::string::npos) << r.err;
+  std::ifstream log(serial);
+  std::string console((std::istreambuf_iterator<char>(log)), {});
+  EXPECT_NE(console.find("qlaunch-guest: up, powering off"), std::string::npos) << console.substr(0, 2000);
+  EXPECT_FALSE(fs::exists(DomainStateDir("run-boot")));
+  struct stat st {};
+  ASSERT_EQ(::stat(k.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u) << "the kernel was not given back";
 }
 
 TEST_F(LaunchRunTest, KilledQemuIs5FailedStartIs1) {

@@ -189,13 +189,24 @@ void LaunchTest::SetUp() {
 }
 
 void LaunchTest::TearDown() {
-  // Whatever a failed test left running on our state dir goes; then reap every adopted child.
-  for (pid_t pid : LivePidsWithCmdline(StateDir().string())) ::kill(pid, SIGKILL);
-  for (int i = 0; i < 200 && !LivePidsWithCmdline(StateDir().string()).empty(); ++i)
+  // Whatever a failed test left running goes: processes on our state dir, and every process this
+  // test adopted as subreaper (a QEMU whose QMP is an fd has no state dir path in its argv).
+  auto leftovers = [this] {
+    std::vector<pid_t> pids = LivePidsWithCmdline(StateDir().string());
+    for (pid_t pid : LiveChildren()) pids.push_back(pid);
+    return pids;
+  };
+  for (pid_t pid : leftovers()) ::kill(pid, SIGKILL);
+  for (int i = 0; i < 200 && !leftovers().empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+  }
   while (::waitpid(-1, nullptr, WNOHANG) > 0) {
   }
+  // Their entries are stale now: a list clears them, giving relabeled files and cgroups back.
   std::error_code ec;
+  if (fs::is_directory(StateDir(), ec)) Qlaunch({"list"});
   fs::remove_all(tmp_, ec);
 }
 

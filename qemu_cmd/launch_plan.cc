@@ -53,6 +53,7 @@ nlohmann::json ToJson(const LaunchPlan& plan) {
     j["page_size_bytes"] = b.page_size_bytes;
     j["shared"] = b.shared;
     j["prealloc"] = ToString(b.prealloc);
+    if (!b.prealloc_reason.empty()) j["prealloc_reason"] = b.prealloc_reason;
     j["thread_context"] = b.thread_context;
     j["prealloc_threads"] = b.prealloc_threads;
     j["type"] = ToString(b.type);

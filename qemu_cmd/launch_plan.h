@@ -48,6 +48,8 @@ struct MemoryBackend {
   // Launcher backends: how many worker threads the launcher should populate with (the
   // domain's <allocation threads>, else sized like prealloc-threads); 0 otherwise.
   unsigned launcher_threads = 0;
+  // Why `prealloc` is who it is (ChoosePreallocator); "" when nobody preallocates.
+  std::string prealloc_reason;
 };
 
 struct MemoryDeviceArg {  // -device pc-dimm / nvdimm after its backend

@@ -240,20 +240,28 @@ TEST(PlanLaunch, SharedMemfdOnOldQemuIsPopulatedByTheLauncher) {
   EXPECT_TRUE(plan.contexts.empty());
 }
 
-TEST(PlanLaunch, SharedMemfdOnNewQemuStaysWithQemuUnlessAsked) {
-  LaunchPlan plan = PlanLaunch(SharedMemfdDomain(), TwoNodeHost(), Caps72(), PlanOptions{});
+TEST(PlanLaunch, SharedHugetlbMemfdOnQemu72GoesToTheLauncherUnlessAsked) {
+  PlanOptions qemu72;
+  qemu72.prealloc = PreallocMode::kQemu;
+  LaunchPlan plan = PlanLaunch(SharedMemfdDomain(), TwoNodeHost(), Caps72(), qemu72);
   for (const auto& b : plan.backends) {
     EXPECT_EQ(b.prealloc, PreallocBy::kQemu) << b.id;
     EXPECT_EQ(b.type, BackendType::kMemfd) << b.id;
+    EXPECT_EQ(b.prealloc_reason, "--prealloc qemu") << b.id;
   }
   ASSERT_EQ(plan.contexts.size(), 2u);  // node 0; node 1 shared by cells 1 and 2
   EXPECT_EQ(plan.contexts[0].id, "tc-ram-node0");
   EXPECT_EQ(plan.contexts[1].id, "tc-ram-node1");
   EXPECT_EQ(plan.backends[2].thread_context, "tc-ram-node1");
 
+  // auto: the same plan as --prealloc launcher, each backend with its reason.
   PlanOptions launcher;
   launcher.prealloc = PreallocMode::kLauncher;
+  const LaunchPlan by_auto = PlanLaunch(SharedMemfdDomain(), TwoNodeHost(), Caps72(), PlanOptions{});
   plan = PlanLaunch(SharedMemfdDomain(), TwoNodeHost(), Caps72(), launcher);
+  EXPECT_EQ(by_auto.argv, plan.argv);
+  EXPECT_NE(by_auto.backends[0].prealloc_reason.find("one after the other"), std::string::npos);
+  EXPECT_NE(by_auto.backends[2].prealloc_reason.find("private memfd"), std::string::npos);
   EXPECT_EQ(plan.backends[0].prealloc, PreallocBy::kLauncher);
   EXPECT_EQ(plan.backends[1].prealloc, PreallocBy::kLauncher);
   EXPECT_EQ(plan.backends[2].prealloc, PreallocBy::kQemu);  // private: never the launcher

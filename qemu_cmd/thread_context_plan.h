@@ -16,8 +16,9 @@
 
 namespace qlaunch::qemu {
 
-// QEMU caps the number of preallocation threads at 16 (MAX_MEM_PREALLOC_THREAD_COUNT).
-inline constexpr unsigned kMaxPreallocThreads = 16;
+// QEMU caps the number of preallocation threads (MAX_MEM_PREALLOC_THREAD_COUNT): 16, and 32
+// from QEMU 11. qlaunch's own preallocator has no cap.
+unsigned QemuPreallocThreadCap(const QemuCaps& caps);
 
 // The CPUs this process may use: host.usable_cpus, or every node's CPUs when that is unknown.
 IdSet UsableCpus(const numa::HostTopology& host);
@@ -28,11 +29,21 @@ IdSet UsableCpus(const numa::HostTopology& host);
 // so the result may be empty.
 IdSet PreallocNodes(const MemoryBackend& b, const domain::DomainDef& def, const numa::HostTopology& host);
 
-// Threads for a CPU set when the domain does not say: one per CPU, at least 1, at most 16.
-unsigned DefaultPreallocThreads(const IdSet& cpus);
+// Threads for a CPU set when the domain does not say: one per CPU, at least 1, at most `cap`
+// (0: no cap).
+unsigned DefaultPreallocThreads(const IdSet& cpus, unsigned cap = 0);
+
+// Who preallocates one backend, and why (MemoryBackend::prealloc_reason). Pure: the rows of the
+// decision table in docs/planner.md. `cpus` are the CPUs near the backend's memory.
+struct PreallocChoice {
+  PreallocBy by = PreallocBy::kQemu;
+  std::string reason;
+};
+PreallocChoice ChoosePreallocator(const MemoryBackend& b, const QemuCaps& caps, PreallocMode mode, const IdSet& cpus);
 
 // Takes the backends from PlanMemory (prealloc kQemu = "must be preallocated") and decides,
 // per PlanOptions::prealloc and the caps:
+//  - who preallocates, by ChoosePreallocator (prealloc_reason says why);
 //  - launcher backends (shared memfds): prealloc kLauncher, mem_path /proc/self/fd/<N>,
 //    launcher_fd N = opts.first_launcher_fd + index among launcher backends;
 //  - thread-contexts for QEMU-preallocated backends (when caps.thread_context and

@@ -72,13 +72,88 @@ TEST(PreallocNodes, OnlyNodesWithUsableCpus) {
   EXPECT_EQ(PreallocNodes(Backend("b", {}), d, host), IdSet{0});
 }
 
-TEST(DefaultPreallocThreads, OnePerCpuBetweenOneAndSixteen) {
+TEST(DefaultPreallocThreads, OnePerCpuAtLeastOneAndAtMostTheCap) {
   EXPECT_EQ(DefaultPreallocThreads(IdSet{}), 1u);
   EXPECT_EQ(DefaultPreallocThreads(IdSet{5}), 1u);
   EXPECT_EQ(DefaultPreallocThreads(IdSet{0, 1, 2, 3}), 4u);
   IdSet many;
   for (unsigned i = 0; i < 40; ++i) many.Insert(i);
-  EXPECT_EQ(DefaultPreallocThreads(many), 16u);
+  EXPECT_EQ(DefaultPreallocThreads(many), 40u);  // no cap: qlaunch's own preallocator
+  EXPECT_EQ(DefaultPreallocThreads(many, 16), 16u);
+  EXPECT_EQ(DefaultPreallocThreads(many, 32), 32u);
+}
+
+qemu::QemuCaps CapsVersion(qemu::QemuCaps caps, int major, int minor) {
+  caps.major = major;
+  caps.minor = minor;
+  return caps;
+}
+
+TEST(QemuPreallocThreadCap, SixteenThenThirtyTwoFromEleven) {
+  EXPECT_EQ(QemuPreallocThreadCap(Caps52()), 16u);
+  EXPECT_EQ(QemuPreallocThreadCap(Caps72()), 16u);
+  EXPECT_EQ(QemuPreallocThreadCap(CapsVersion(Caps72(), 10, 2)), 16u);
+  EXPECT_EQ(QemuPreallocThreadCap(CapsVersion(Caps72(), 11, 0)), 32u);
+}
+
+// The decision table of docs/planner.md, row by row.
+TEST(ChoosePreallocator, DecisionTable) {
+  using P = PreallocBy;
+  IdSet cpus4{0, 1, 2, 3}, cpus40;
+  for (unsigned i = 0; i < 40; ++i) cpus40.Insert(i);
+  MemoryBackend memfd2m = Backend("m", IdSet{0}, BackendType::kMemfd, true);
+  MemoryBackend memfd4k = memfd2m;
+  memfd4k.page_size_bytes = 0;
+  MemoryBackend private2m = Backend("p", IdSet{0}, BackendType::kMemfd, false);
+  MemoryBackend file2m = Backend("f", IdSet{0}, BackendType::kFile, true);
+  struct Case {
+    const char* name;
+    const MemoryBackend& b;
+    QemuCaps caps;
+    PreallocMode mode;
+    const IdSet& cpus;
+    P want;
+    const char* reason_has;
+  };
+  const Case cases[] = {
+      {"shared 2M memfd, auto, 7.2", memfd2m, Caps72(), PreallocMode::kAuto, cpus4, P::kLauncher, "one after the other"},
+      {"shared 2M memfd, auto, 5.2", memfd2m, Caps52(), PreallocMode::kAuto, cpus4, P::kLauncher, "no thread-context"},
+      {"shared 2M memfd, auto, 9.0, 4 CPUs", memfd2m, CapsVersion(Caps72(), 9, 0), PreallocMode::kAuto, cpus4, P::kQemu,
+       "in parallel"},
+      {"shared 2M memfd, auto, 9.0, 40 CPUs", memfd2m, CapsVersion(Caps72(), 9, 0), PreallocMode::kAuto, cpus40,
+       P::kLauncher, "at most 16 of the 40"},
+      {"shared 2M memfd, auto, 11.0, 40 CPUs", memfd2m, CapsVersion(Caps72(), 11, 0), PreallocMode::kAuto, cpus40,
+       P::kLauncher, "at most 32 of the 40"},
+      {"shared 4K memfd, auto, 7.2", memfd4k, Caps72(), PreallocMode::kAuto, cpus4, P::kQemu, "4 KiB"},
+      {"shared 4K memfd, auto, 5.2", memfd4k, Caps52(), PreallocMode::kAuto, cpus4, P::kLauncher, "no thread-context"},
+      {"private memfd, auto", private2m, Caps52(), PreallocMode::kAuto, cpus4, P::kQemu, "private memfd"},
+      {"hugetlbfs file, launcher", file2m, Caps72(), PreallocMode::kLauncher, cpus4, P::kQemu, "file backend"},
+      {"shared memfd, launcher", memfd4k, Caps72(), PreallocMode::kLauncher, cpus4, P::kLauncher, "--prealloc launcher"},
+      {"shared memfd, qemu", memfd2m, Caps52(), PreallocMode::kQemu, cpus4, P::kQemu, "--prealloc qemu"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    PreallocChoice got = ChoosePreallocator(c.b, c.caps, c.mode, c.cpus);
+    EXPECT_EQ(got.by, c.want);
+    EXPECT_NE(got.reason.find(c.reason_has), std::string::npos) << got.reason;
+  }
+}
+
+TEST(PlanPrealloc, LauncherThreadsAreNotCappedQemuThreadsAre) {
+  IdSet cpus;
+  for (unsigned i = 0; i < 40; ++i) cpus.Insert(i);
+  auto host = MakeHost({{0, cpus}}, {{10}}, {{kPage2M, "/dev/hugepages"}}, kPage2M, {kPage2M});
+  auto d = MakeDomain();
+  std::vector<MemoryBackend> bs = {Backend("ram-node0", IdSet{0}, BackendType::kMemfd, true),
+                                   Backend("ram-node1", IdSet{0}, BackendType::kMemfd, false)};
+  std::vector<Diagnostic> notes;
+  PlanPrealloc(bs, d, host, Caps72(), {}, &notes);
+  EXPECT_EQ(bs[0].prealloc, PreallocBy::kLauncher);
+  EXPECT_EQ(bs[0].launcher_threads, 40u);
+  EXPECT_EQ(bs[1].prealloc, PreallocBy::kQemu);
+  EXPECT_EQ(bs[1].prealloc_threads, 16u);
+  EXPECT_FALSE(bs[0].prealloc_reason.empty());
+  EXPECT_FALSE(bs[1].prealloc_reason.empty());
 }
 
 TEST(PlanPrealloc, ContextsAreSharedByEqualCpuSets) {
@@ -186,7 +261,7 @@ struct WhoCase {
 TEST(PlanPrealloc, WhoPreallocates) {
   using P = PreallocBy;
   const WhoCase cases[] = {
-      {"auto on 7.2", PreallocMode::kAuto, true, {P::kQemu, P::kQemu, P::kQemu, P::kNone}},
+      {"auto on 7.2", PreallocMode::kAuto, true, {P::kLauncher, P::kQemu, P::kQemu, P::kNone}},
       {"auto on 5.2", PreallocMode::kAuto, false, {P::kLauncher, P::kQemu, P::kQemu, P::kNone}},
       {"launcher on 7.2", PreallocMode::kLauncher, true, {P::kLauncher, P::kQemu, P::kQemu, P::kNone}},
       {"launcher on 5.2", PreallocMode::kLauncher, false, {P::kLauncher, P::kQemu, P::kQemu, P::kNone}},

@@ -13,7 +13,12 @@ class LaunchQemu72Test : public LaunchTest {
 };
 
 TEST_F(LaunchQemu72Test, QemuPreallocatesWithThreadContexts) {
-  StartListDestroy(kQemu72, {}, "qemu");
+  StartListDestroy(kQemu72, {"--prealloc", "qemu"}, "qemu");
+}
+
+// --prealloc auto on 7.2: shared hugetlb memfds go to qlaunch's preallocator (docs/planner.md).
+TEST_F(LaunchQemu72Test, AutoPicksTheLauncherForSharedHugetlbMemfds) {
+  StartListDestroy(kQemu72, {}, "launcher");
 }
 
 TEST_F(LaunchQemu72Test, LauncherPreallocatesSharedMemfds) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
+#include <latch>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -46,16 +47,37 @@ std::string FailureMessage(const PopulateRegion& r, int err, const char* how) {
   return ErrnoMessage(what + " (" + std::string(how) + ")", err);
 }
 
+// One contiguous part of a region, handed out chunk by chunk from its start.
+struct Slice {
+  uint64_t base = 0;
+  ChunkCursor cursor;
+  Slice(uint64_t base_bytes, uint64_t size_bytes, uint64_t chunk_bytes) : base(base_bytes), cursor(size_bytes, chunk_bytes) {}
+};
+
+// A region is cut into one slice per worker, so that each worker fills its own part of the file
+// (neighbouring chunks from two workers would share the page cache's index nodes and bounce
+// their cache lines). A worker whose slice is done takes chunks from the others', so a worker
+// that the machine slows down holds nobody up.
 struct RegionState {
   const PopulateRegion* spec = nullptr;
-  std::unique_ptr<ChunkCursor> cursor;
+  std::vector<std::unique_ptr<Slice>> slices;
   std::atomic<uint64_t> done{0};
   unsigned threads = 0;
+
+  // The next chunk for the worker at home in slice `home`, as an offset into the region.
+  std::optional<Chunk> Next(size_t home) {
+    for (size_t k = 0; k < slices.size(); ++k) {
+      Slice& s = *slices[(home + k) % slices.size()];
+      if (std::optional<Chunk> c = s.cursor.Next()) return Chunk{s.base + c->offset, c->length};
+    }
+    return std::nullopt;
+  }
 };
 
 // One worker's stint on one region.
 struct Slot {
   size_t region = 0;
+  size_t home = 0;  // its slice
   std::optional<Clock::time_point> start, end;
   IdSet observed_cpus;
 };
@@ -146,7 +168,7 @@ void Engine::RunSlot(Slot& slot) {
   }
   RecordCpu(slot);
   while (!ShouldStop()) {
-    std::optional<Chunk> c = r.cursor->Next();
+    std::optional<Chunk> c = r.Next(slot.home);
     if (!c) break;
     std::byte* addr = spec.memory.data() + c->offset;
     if (method == PopulateMethod::kTouch) {
@@ -253,7 +275,14 @@ PopulateResult Populate(std::span<const PopulateRegion> regions, const PopulateO
                          : ChunkBytes(size, r.page_bytes, threads[i]);
     threads[i] = static_cast<unsigned>(std::min<uint64_t>(threads[i], (size + chunk - 1) / chunk));
     eng.regions[i].spec = &r;
-    eng.regions[i].cursor = std::make_unique<ChunkCursor>(size, chunk);
+    // Slices of whole chunks: equal shares, the first ones a chunk longer when it does not divide.
+    const uint64_t chunks = (size + chunk - 1) / chunk;
+    for (uint64_t k = 0, first = 0; k < threads[i]; ++k) {
+      const uint64_t n = chunks / threads[i] + (k < chunks % threads[i]);
+      const uint64_t base = first * chunk;
+      eng.regions[i].slices.push_back(std::make_unique<Slice>(base, std::min(n * chunk, size - base), chunk));
+      first += n;
+    }
     eng.regions[i].threads = threads[i];
     total += size;
   }
@@ -262,7 +291,7 @@ PopulateResult Populate(std::span<const PopulateRegion> regions, const PopulateO
   unsigned most = threads.empty() ? 0 : *std::max_element(threads.begin(), threads.end());
   for (unsigned k = 0; k < most; ++k)
     for (size_t i = 0; i < regions.size(); ++i)
-      if (k < threads[i]) eng.slots.push_back(Slot{i, {}, {}, {}});
+      if (k < threads[i]) eng.slots.push_back(Slot{i, k, {}, {}, {}});
 
   const unsigned workers = static_cast<unsigned>(std::min<size_t>(budget, eng.slots.size()));
   const Clock::time_point start = Clock::now();
@@ -278,12 +307,20 @@ PopulateResult Populate(std::span<const PopulateRegion> regions, const PopulateO
           opts.progress(eng.Done(), total);
       });
     }
+    // Every worker exists before any of them faults a page: creating a thread maps its stack,
+    // which would wait for the mmap lock behind the page faults of the workers already running.
+    std::latch gate(workers);
     std::vector<std::jthread> pool;
     pool.reserve(workers);
     try {
-      for (unsigned w = 0; w < workers; ++w) pool.emplace_back([&eng] { eng.Work(); });
+      for (unsigned w = 0; w < workers; ++w)
+        pool.emplace_back([&eng, &gate] {
+          gate.arrive_and_wait();
+          eng.Work();
+        });
     } catch (const std::system_error& e) {
       eng.Fail(std::string("cannot start populate workers: ") + e.what());
+      gate.count_down(workers - pool.size());  // the ones that exist see the failure and stop
     }
   }  // workers joined, then the reporter
   const Clock::time_point end = Clock::now();

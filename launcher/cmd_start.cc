@@ -45,20 +45,28 @@ void AddStartCommand(CLI::App& app, CommandAction* action) {
       "everything is released again. Two starts that need more hugepages than are free together\n"
       "are serialised: the second fails in the pre-flight, naming node and pages.\n"
       "Environment: QLAUNCH_STATE_DIR, QLAUNCH_QMP_TIMEOUT_MS (default 30000), and as a testing\n"
-      "aid QLAUNCH_FAULT=preflight|spawn|qmp|prealloc|cont (fail at that phase, QEMU killed, as\n"
-      "if the real failure happened there; everything is released as on any failure).\n"
-      "Example: qlaunch start --json examples/two-cells-hugepages.xml");
+      "aid QLAUNCH_FAULT=preflight|spawn|qmp|prealloc|cont|running (fail at that phase, QEMU killed,\n"
+      "as if the real failure happened there; everything is released as on any failure; running:\n"
+      "with --run-early, while the guest runs and its memory is still being filled).\n"
+      "Examples: qlaunch start --json examples/two-cells-hugepages.xml\n"
+      "          qlaunch start --run-early --progress examples/two-cells-hugepages.xml");
   sub->add_option("DOMAIN.xml", o->start.domain_xml, "libvirt domain XML")->required()->check(CLI::ExistingFile);
   sub->add_option("--qemu", o->start.qemu,
                   "QEMU binary (default: the domain's <emulator>, else /usr/bin/qemu-system-x86_64)");
   sub->add_option("--prealloc", o->prealloc,
-                  "who preallocates: auto (QEMU with thread-contexts when it has them, else qlaunch for\n"
-                  "shared memfd backends), qemu (always QEMU), launcher (qlaunch for shared memfd backends)")
+                  "who preallocates: auto (the faster, per backend: qlaunch for shared hugetlb memfds, QEMU\n"
+                  "for the rest; see docs/planner.md and `domxml-to-native --format json`'s prealloc_reason),\n"
+                  "qemu (always QEMU), launcher (qlaunch for every shared memfd backend)")
       ->check(CLI::IsMember({"auto", "qemu", "launcher"}))
       ->capture_default_str();
   sub->add_flag("--json", o->json,
-                "print {\"name\",\"pid\",\"prealloc\",\"timings_ms\":{...}} instead of a table");
+                "print {\"name\",\"pid\",\"prealloc\",\"run_early\",\"timings_ms\":{...}} instead of a table");
   sub->add_flag("--progress", o->start.progress, "show a preallocation progress line on stderr");
+  sub->add_flag("--run-early", o->start.run_early,
+                "resume the guest as soon as QEMU is ready and fill its memory behind it with qlaunch's\n"
+                "pinned workers; return once the memory is full (timings_ms.running, .populated). Only for\n"
+                "shared hugetlb memfd memory that qlaunch fills (reserved when mapped, so nothing can fail\n"
+                "later); refused with the reason for 4 KiB pages, private memory, <locked/>, --prealloc qemu");
   sub->add_option("--sysfs", o->start.sysfs, "read the host from this copy of /sys instead of the real one");
   sub->add_option("--user", o->start.user,
                   "run QEMU as USER[:GROUP] (names or +UID:+GID; default: the domain's <seclabel type='static'\n"

@@ -30,6 +30,7 @@
 #include "launcher/qemu_spawn.h"
 #include "launcher/qemu_user.h"
 #include "launcher/qmp_listener.h"
+#include "launcher/run_early.h"
 #include "launcher/start_affinity.h"
 #include "launcher/start_interrupt.h"
 #include "launcher/start_memory.h"
@@ -186,33 +187,48 @@ std::optional<Diagnostic> CheckMemlockLimit(const domain::DomainDef& def, const 
 // QEMU, once spawned, is killed (SIGKILL, reaped) first; then the start throws and takes its
 // ordinary failure path. Phases: preflight (state dir claimed, mem-path dirs made, nothing
 // spawned), spawn (QEMU spawned, launcher memfds populating), qmp (QMP greeted), prealloc
-// (QEMU's own preallocation done, the launcher's still running), cont (just before 'cont').
+// (QEMU's own preallocation done, the launcher's still running), cont (just before 'cont'),
+// running (--run-early only: the guest runs, the launcher's population is still under way).
 // Any other value fails the start at the first point.
 void FaultPoint(const char* phase, QemuProcess* qemu_proc) {
   const char* fault = std::getenv("QLAUNCH_FAULT");
   if (!fault || !*fault) return;
-  static constexpr const char* kPhases[] = {"preflight", "spawn", "qmp", "prealloc", "cont"};
+  static constexpr const char* kPhases[] = {"preflight", "spawn", "qmp", "prealloc", "cont", "running"};
   bool known = false;
   for (const char* p : kPhases) known |= std::strcmp(fault, p) == 0;
   if (known && std::strcmp(fault, phase) != 0) return;
   if (qemu_proc) qemu_proc->Kill();
   throw std::runtime_error(known ? std::string("fault injected at phase ") + phase + " (QLAUNCH_FAULT)"
                                  : std::string("QLAUNCH_FAULT=") + fault +
-                                       ": unknown phase (preflight, spawn, qmp, prealloc or cont)");
+                                       ": unknown phase (preflight, spawn, qmp, prealloc, cont or running)");
 }
 
-// Polls query-status until QEMU says running (after cont, the RESUME event has already come).
+// After cont: query-status says running at once (QEMU resumes the vCPUs before it answers
+// cont); should it not, wait for the RESUME event, then ask again. No polling sleeps.
 void WaitRunning(qemu::QmpClient& qmp, milliseconds timeout) {
+  auto status = [&] { return qmp.Execute("query-status", nullptr, timeout).value("status", std::string()); };
+  std::string now = status();
+  if (now == "running") return;
   const auto deadline = Clock::now() + timeout;
-  std::string status;
-  for (;;) {
-    nlohmann::json st = qmp.Execute("query-status", nullptr, timeout);
-    status = st.value("status", "");
-    if (status == "running") return;
-    if (Clock::now() >= deadline) break;
-    std::this_thread::sleep_for(milliseconds(10));
+  while (Clock::now() < deadline) {
+    auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    std::optional<nlohmann::json> ev = qmp.NextEvent(left);
+    if (!ev) break;
+    if (ev->value("event", "") == "RESUME") break;
   }
-  throw std::runtime_error("QEMU did not start running after 'cont' (query-status says '" + status + "')");
+  if ((now = status()) == "running") return;
+  throw std::runtime_error("QEMU did not start running after 'cont' (query-status says '" + now + "')");
+}
+
+// The launcher's population is done: wait for the workers (rethrowing their error), close our
+// copies of the memfds, end the progress line.
+void FinishLauncherMemory(LauncherMemory* memory, prealloc::ProgressLine* line, const StartInterrupt& interrupt) {
+  if (memory) {
+    memory->Wait();
+    memory->Release();
+  }
+  if (line) line->Finish();
+  interrupt.ThrowIfInterrupted();
 }
 
 // The message of a start that failed once QEMU was spawned: why QEMU ended (with its log), or
@@ -294,6 +310,7 @@ StartReport StartDomain(const StartOptions& opts) {
   }
   FdReservation fd_reservation(popts.first_launcher_fd, launcher_fds);
   report.prealloc = PreallocSummary(plan);
+  report.run_early = opts.run_early;
   t.Mark(Phase::kPlan);
 
   // --- pre-flight ---------------------------------------------------------------------------
@@ -311,6 +328,8 @@ StartReport StartDomain(const StartOptions& opts) {
   }
   std::vector<Diagnostic> problems = CheckAccelerator(def);
   if (auto d = CheckMemlockLimit(def, qemu_user)) problems.push_back(*d);
+  if (opts.run_early)
+    if (auto d = RunEarlyRefusal(plan, def)) problems.push_back(*d);
   if (problems.empty() && def.type == "kvm" && qemu_user.change) {
     if (int err = OpenErrorAs(qemu_user, "/dev/kvm", O_RDWR)) {
       Diagnostic d;
@@ -441,12 +460,10 @@ StartReport StartDomain(const StartOptions& opts) {
     if (qemu_progress) qemu_progress->Finish();
     if (!narrowed.Empty()) SetProcessAffinity(qemu_proc->pid(), host.usable_cpus);
     FaultPoint("prealloc", qemu_proc.get());
-    if (memory) {
-      memory->Wait();
-      memory->Release();
+    if (!opts.run_early) {
+      FinishLauncherMemory(memory.get(), progress_line.get(), interrupt);
+      t.Reached(Timings::Moment::kPopulated);
     }
-    if (progress_line) progress_line->Finish();
-    interrupt.ThrowIfInterrupted();
     t.Mark(Phase::kPrealloc);
 
     DropThreadContexts(*qmp, plan, qmp_timeout);
@@ -454,6 +471,13 @@ StartReport StartDomain(const StartOptions& opts) {
     qmp->Execute("cont", nullptr, qmp_timeout);
     WaitRunning(*qmp, qmp_timeout);
     t.Mark(Phase::kCont);
+    t.Reached(Timings::Moment::kRunning);
+    if (opts.run_early) {  // the guest runs; the workers go on filling its memory
+      FaultPoint("running", qemu_proc.get());
+      FinishLauncherMemory(memory.get(), progress_line.get(), interrupt);
+      t.Reached(Timings::Moment::kPopulated);
+      t.Mark(Phase::kPrealloc);
+    }
   } catch (const std::exception& e) {
     if (qemu_progress) qemu_progress->Finish();
     if (memory) {  // stop and join the workers (their error, if any, is not the news here)

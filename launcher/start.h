@@ -5,7 +5,8 @@
 //   QEMU paused (-S) -> [launcher backends populate meanwhile] -> QMP greeting ->
 //   qmp_capabilities (its reply: QEMU's own start-up preallocation is done) -> widen QEMU's
 //   affinity if it was narrowed -> launcher population done -> object-del every
-//   thread-context -> cont -> query-status says running.
+//   thread-context -> cont -> query-status says running. With --run-early (launcher/run_early.h)
+//   the launcher's population is waited for after cont instead, with the guest running.
 //
 // Every resource is held by an RAII guard that is disarmed only when the guest runs: on any
 // failure, and on SIGINT/SIGTERM (StartInterrupt), QEMU is killed and reaped, the memfds are
@@ -36,6 +37,7 @@ struct StartOptions {
   bool progress = false;  // a progress line on stderr while memory is preallocated
   std::string user;       // --user USER[:GROUP]; "" = the domain's DAC <seclabel>, else qlaunch-qemu
   bool supervised = false;  // for `qlaunch run`: QEMU stays after a guest poweroff (-no-shutdown)
+  bool run_early = false;   // --run-early: cont as soon as QEMU is ready, fill memory behind the guest
 };
 
 // Throws DiagnosticError for bad input or a host that cannot run the domain (before anything

@@ -37,16 +37,23 @@ double Timings::Ms(Phase phase) const {
   return std::chrono::duration<double, std::milli>(spent_[static_cast<size_t>(phase)]).count();
 }
 
+double Timings::Ms(Moment m) const {
+  return std::chrono::duration<double, std::milli>(moments_[static_cast<size_t>(m)]).count();
+}
+
 nlohmann::json ToJson(const StartReport& report) {
   nlohmann::json phases = nlohmann::json::object();
   for (size_t i = 0; i < kPhaseCount; ++i) {
     Phase p = static_cast<Phase>(i);
     phases[PhaseName(p)] = std::round(report.timings.Ms(p) * 1000.0) / 1000.0;
   }
+  phases["running"] = std::round(report.timings.Ms(Timings::Moment::kRunning) * 1000.0) / 1000.0;
+  phases["populated"] = std::round(report.timings.Ms(Timings::Moment::kPopulated) * 1000.0) / 1000.0;
   return nlohmann::json{{"name", report.name},
                         {"pid", report.pid},
                         {"prealloc", report.prealloc},
                         {"user", report.user},
+                        {"run_early", report.run_early},
                         {"notes", report.notes},
                         {"timings_ms", phases}};
 }
@@ -65,6 +72,10 @@ std::string ToTable(const StartReport& report) {
     std::snprintf(line, sizeof line, "  %-10s %10.1f\n", PhaseName(p), report.timings.Ms(p));
     out += line;
   }
+  std::snprintf(line, sizeof line, "  guest running after %.1f ms, memory populated after %.1f ms%s\n",
+                report.timings.Ms(Timings::Moment::kRunning), report.timings.Ms(Timings::Moment::kPopulated),
+                report.run_early ? " (--run-early)" : "");
+  out += line;
   return out;
 }
 

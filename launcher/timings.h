@@ -14,6 +14,11 @@
 // the rest. Launcher population is overlapped with QEMU's start instead; its remainder shows
 // in prealloc.
 //   cont       object-del of the thread-contexts, cont, query-status says running
+// With --run-early the launcher's population goes on after cont: its remainder is added to
+// prealloc, after cont. Two moments are reported besides the phases, in ms since the start:
+//   running    the guest runs (query-status says so)
+//   populated  all preallocated memory is in (QEMU's and the launcher's)
+// Without --run-early, populated <= running; with it, the guest runs first.
 #pragma once
 
 #include <sys/types.h>
@@ -44,9 +49,14 @@ class Timings {
   void Finish();
   double Ms(Phase phase) const;
 
+  enum class Moment { kRunning, kPopulated };
+  void Reached(Moment m) { moments_[static_cast<size_t>(m)] = Clock::now() - start_; }
+  double Ms(Moment m) const;
+
  private:
   Clock::time_point start_, mark_;
   std::array<Clock::duration, kPhaseCount> spent_{};
+  std::array<Clock::duration, 2> moments_{};
 };
 
 struct StartReport {
@@ -54,12 +64,13 @@ struct StartReport {
   pid_t pid = 0;
   std::string prealloc;  // "qemu" | "launcher" | "none"
   std::string user;      // "USER:GROUP" QEMU runs as
+  bool run_early = false;          // --run-early: the guest ran while its memory was filled
   std::vector<std::string> notes;  // what the start could not do and went on without
   Timings timings;
 };
 
-// {"name", "pid", "prealloc", "user", "notes": [...], "timings_ms": {"parse", ..., "total"}}; ms as numbers with
-// three decimals.
+// {"name", "pid", "prealloc", "user", "run_early", "notes": [...], "timings_ms": {"parse", ..., "total",
+// "running", "populated"}}; ms as numbers with three decimals.
 nlohmann::json ToJson(const StartReport& report);
 // A readable table: a header line naming the domain, pid and prealloc, then one row per phase.
 std::string ToTable(const StartReport& report);

@@ -17,7 +17,8 @@ TEST(Timings, JsonHasTheDocumentedShape) {
   r.timings.Finish();
   nlohmann::json j = ToJson(r);
   ASSERT_TRUE(j.is_object());
-  EXPECT_EQ(j.size(), 6u) << j.dump();
+  EXPECT_EQ(j.size(), 7u) << j.dump();
+  EXPECT_EQ(j["run_early"], false);
   EXPECT_EQ(j["user"], "");
   EXPECT_EQ(j["notes"], nlohmann::json::array());
   EXPECT_EQ(j["name"], "vm1");
@@ -31,11 +32,30 @@ TEST(Timings, JsonHasTheDocumentedShape) {
     EXPECT_TRUE(it.value().is_number()) << it.key();
     EXPECT_GE(it.value().get<double>(), 0.0) << it.key();
   }
-  std::vector<std::string> want = {"cont", "parse", "plan", "prealloc", "preflight", "probe",
-                                   "qmp_ready", "spawn", "topology", "total"};  // json sorts keys
+  std::vector<std::string> want = {"cont",  "parse",   "plan",    "populated", "prealloc", "preflight",
+                                   "probe", "qmp_ready", "running", "spawn",  "topology", "total"};  // sorted
   EXPECT_EQ(keys, want);
   EXPECT_DOUBLE_EQ(t["spawn"].get<double>(), 1.5);
   EXPECT_DOUBLE_EQ(t["qmp_ready"].get<double>(), 0.0);
+}
+
+TEST(Timings, MomentsAreTimesSinceTheStart) {
+  StartReport r;
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  r.timings.Reached(Timings::Moment::kRunning);
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  r.timings.Reached(Timings::Moment::kPopulated);
+  r.timings.Finish();
+  const double running = r.timings.Ms(Timings::Moment::kRunning);
+  const double populated = r.timings.Ms(Timings::Moment::kPopulated);
+  EXPECT_GE(running, 10.0);
+  EXPECT_GE(populated, running + 10.0);
+  EXPECT_LE(populated, r.timings.Ms(Phase::kTotal));
+  nlohmann::json t = ToJson(r)["timings_ms"];
+  EXPECT_NEAR(t["running"].get<double>(), running, 0.001);
+  EXPECT_NEAR(t["populated"].get<double>(), populated, 0.001);
+  r.run_early = true;
+  EXPECT_NE(ToTable(r).find("(--run-early)"), std::string::npos) << ToTable(r);
 }
 
 TEST(Timings, MarksAreConsecutiveAndAddUpToTotal) {

@@ -1,0 +1,114 @@
+// qlaunch start --run-early on the real QEMU 7.2: the guest runs while qlaunch's workers fill its
+// memory; refused, before anything exists, for memory that cannot be filled behind a running guest.
+#include <nlohmann/json.hpp>
+
+#include "support/hugepages.h"
+#include "support/launch_env.h"
+
+namespace qlaunch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+class LaunchRunEarlyTest : public LaunchTest {
+ protected:
+  void SetUp() override {
+    LaunchTest::SetUp();
+    if (std::string why = CheckQemuVersion(kQemu72, "7.2"); !why.empty()) GTEST_SKIP() << why;
+  }
+};
+
+TEST_F(LaunchRunEarlyTest, StartListDestroy) { StartListDestroy(kQemu72, {"--run-early"}, "launcher"); }
+
+// The order of the two moments in start --json: with --run-early the guest runs before its memory
+// is full (or at the same time, for memory this small); without it, after. Both within total.
+TEST_F(LaunchRunEarlyTest, TimingsSayWhenTheGuestRanAndWhenItsMemoryWasFull) {
+  SmallDomain d;
+  d.cell_mib = 256;  // 512 MiB: the workers are still filling when the guest is resumed
+  HugepagePool pool = HugepagePool::AtLeast(d.Bytes() / (2u << 20) + 8);
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
+  const std::string xml = WriteDomain(d);
+  const uint64_t free_before = HugepagesFree();
+  for (bool early : {true, false}) {
+    SCOPED_TRACE(early ? "--run-early" : "default");
+    std::vector<std::string> args = {"start", "--json", "--qemu", kQemu72, xml};
+    if (early) args.insert(args.begin() + 1, "--run-early");
+    RunResult r = Qlaunch(args);
+    ASSERT_EQ(r.exit_code, 0) << r.Describe();
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["run_early"], early);
+    EXPECT_EQ(j["prealloc"], "launcher");
+    const nlohmann::json& t = j["timings_ms"];
+    const double running = t["running"], populated = t["populated"], total = t["total"];
+    std::printf("[ timings  ] %s: running %.1f ms, populated %.1f ms, total %.1f ms\n",
+                early ? "--run-early" : "default", running, populated, total);
+    EXPECT_GT(running, 0.0);
+    EXPECT_GT(populated, 0.0);
+    EXPECT_LE(running, total);
+    EXPECT_LE(populated, total + 0.01);
+    if (early) {
+      EXPECT_LE(running, populated);
+    } else {
+      EXPECT_LE(populated, running);
+    }
+    // Every page is in and belongs to the guest's memfds, held by QEMU alone.
+    EXPECT_EQ(free_before - HugepagesFree(), d.Bytes() / (2u << 20));
+    const pid_t pid = j["pid"];
+    EXPECT_EQ(PidsHoldingFd("memfd:qlaunch:" + d.name + ":"), std::vector<pid_t>{pid});
+    RunResult list = Qlaunch({"list", "--json"});
+    EXPECT_NE(list.out.find("\"running\""), std::string::npos) << list.Describe();
+    RunResult destroy = Qlaunch({"destroy", d.name});
+    ASSERT_EQ(destroy.exit_code, 0) << destroy.Describe();
+    ExpectHostClean(d.name, pid, free_before);
+  }
+}
+
+// Memory that QEMU fills, 4 KiB pages and <locked/> cannot run early: exit 1 naming the file, the
+// line and the reason, and nothing is created.
+TEST_F(LaunchRunEarlyTest, RefusedWithTheReasonBeforeAnythingExists) {
+  SmallDomain d;
+  HugepagePool pool = HugepagePool::AtLeast(d.Bytes() / (2u << 20) + 8);
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
+  const uint64_t free_before = HugepagesFree();
+  struct Case {
+    const char* name;
+    std::vector<std::string> flags;
+    SmallDomain domain;
+    const char* want;
+  };
+  SmallDomain priv = d;
+  priv.access = "private";
+  const Case cases[] = {
+      {"--prealloc qemu", {"--prealloc", "qemu"}, d, "memory backend ram-node0 is preallocated by QEMU"},
+      {"private memory", {}, priv, "memory backend ram-node0 is preallocated by QEMU, which finishes before the guest can run (private memfd"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string xml = WriteDomain(c.domain);
+    std::vector<std::string> args = {"start", "--run-early", "--qemu", kQemu72};
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    args.push_back(xml);
+    RunResult r = Qlaunch(args);
+    EXPECT_EQ(r.exit_code, 1) << r.Describe();
+    EXPECT_NE(r.err.find(xml + ":"), std::string::npos) << r.Describe();
+    EXPECT_NE(r.err.find("--run-early: " + std::string(c.want)), std::string::npos) << r.Describe();
+    EXPECT_EQ(r.out, "");
+    ExpectNothingLeft(c.domain.name, free_before);
+  }
+}
+
+// A failure while the guest runs and its memory is still being filled (QLAUNCH_FAULT=running)
+// leaves nothing behind either: QEMU killed, memfds closed, every page back, no state.
+TEST_F(LaunchRunEarlyTest, FailureWhileTheGuestRunsLeavesNothing) {
+  SmallDomain d;
+  HugepagePool pool = HugepagePool::AtLeast(d.Bytes() / (2u << 20) + 8);
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
+  const uint64_t free_before = HugepagesFree();
+  RunResult r = Qlaunch({"start", "--run-early", "--qemu", kQemu72, WriteDomain(d)}, {{"QLAUNCH_FAULT", "running"}});
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_NE(r.err.find("fault injected at phase running"), std::string::npos) << r.Describe();
+  ExpectNothingLeft(d.name, free_before);
+}
+
+}  // namespace
+}  // namespace qlaunch::testing

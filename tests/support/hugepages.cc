@@ -12,7 +12,17 @@ namespace qlaunch::testing {
 
 namespace {
 constexpr const char* kNrHugepages = "/proc/sys/vm/nr_hugepages";
+
+std::string PoolFile(uint64_t page_bytes, const char* name) {
+  return "/sys/kernel/mm/hugepages/hugepages-" + std::to_string(page_bytes >> 10) + "kB/" + name;
 }
+
+uint64_t ReadCount(const std::string& path) {
+  std::ifstream in(path);
+  uint64_t n = 0;
+  return in >> n ? n : 0;
+}
+}  // namespace
 
 std::optional<uint64_t> MeminfoValue(const std::string& key) {
   std::ifstream in("/proc/meminfo");
@@ -29,26 +39,31 @@ std::optional<uint64_t> MeminfoValue(const std::string& key) {
 uint64_t HugepagesFree() { return MeminfoValue("HugePages_Free").value_or(0); }
 uint64_t HugepagesTotal() { return MeminfoValue("HugePages_Total").value_or(0); }
 uint64_t DefaultHugepageBytes() { return MeminfoValue("Hugepagesize").value_or(0) * 1024; }
+uint64_t HugepagesFree(uint64_t page_bytes) { return ReadCount(PoolFile(page_bytes, "free_hugepages")); }
+uint64_t HugepagesTotal(uint64_t page_bytes) { return ReadCount(PoolFile(page_bytes, "nr_hugepages")); }
 
-bool SetNrHugepages(uint64_t pages, std::string* error) {
-  std::ofstream out(kNrHugepages);
+bool SetNrHugepages(uint64_t pages, std::string* error, uint64_t page_bytes) {
+  const std::string path = page_bytes ? PoolFile(page_bytes, "nr_hugepages") : kNrHugepages;
+  std::ofstream out(path);
   out << pages << "\n";
   out.flush();
   if (!out) {
-    if (error) *error = std::string("cannot write ") + kNrHugepages + (::geteuid() != 0 ? " (not root)" : "");
+    if (error) *error = "cannot write " + path + (::geteuid() != 0 ? " (not root)" : "");
     return false;
   }
   return true;
 }
 
-HugepagePool HugepagePool::AtLeast(uint64_t free_pages) {
+HugepagePool HugepagePool::AtLeast(uint64_t free_pages, uint64_t page_bytes) {
   HugepagePool p;
+  p.page_bytes_ = page_bytes;
   p.Resize(free_pages, false);
   return p;
 }
 
-HugepagePool HugepagePool::Exactly(uint64_t free_pages) {
+HugepagePool HugepagePool::Exactly(uint64_t free_pages, uint64_t page_bytes) {
   HugepagePool p;
+  p.page_bytes_ = page_bytes;
   p.Resize(free_pages, true);
   return p;
 }
@@ -73,26 +88,29 @@ void HugepagePool::Resize(uint64_t free_pages, bool exact) {
     error_ = "resizing the hugepage pool needs root";
     return;
   }
-  uint64_t total = HugepagesTotal(), free = HugepagesFree();
+  auto free_now = [this] { return page_bytes_ ? HugepagesFree(page_bytes_) : HugepagesFree(); };
+  auto total_now = [this] { return page_bytes_ ? HugepagesTotal(page_bytes_) : HugepagesTotal(); };
+  uint64_t total = total_now(), free = free_now();
   original_total_ = total;
   if (!exact && free >= free_pages) return;
   uint64_t in_use = total - free;
   uint64_t want = in_use + free_pages;
-  if (!SetNrHugepages(want, &error_)) return;
-  uint64_t now_free = HugepagesFree();
+  if (!SetNrHugepages(want, &error_, page_bytes_)) return;
+  uint64_t now_free = free_now();
   if (exact ? now_free != free_pages : now_free < free_pages)
-    error_ = "asked the kernel for " + std::to_string(free_pages) + " free hugepages, it has " +
-             std::to_string(now_free) + " (" + std::to_string(HugepagesTotal()) + " in the pool)";
+    error_ = "asked the kernel for " + std::to_string(free_pages) + " free " +
+             (page_bytes_ ? std::to_string(page_bytes_ >> 20) + " MiB " : "") + "hugepages, it has " +
+             std::to_string(now_free) + " (" + std::to_string(total_now()) + " in the pool)";
 }
 
 HugepagePool::HugepagePool(HugepagePool&& o) noexcept
-    : lock_fd_(o.lock_fd_), original_total_(o.original_total_), error_(std::move(o.error_)) {
+    : lock_fd_(o.lock_fd_), original_total_(o.original_total_), page_bytes_(o.page_bytes_), error_(std::move(o.error_)) {
   o.original_total_.reset();
   o.lock_fd_ = -1;
 }
 
 HugepagePool::~HugepagePool() {
-  if (original_total_) SetNrHugepages(*original_total_, nullptr);
+  if (original_total_) SetNrHugepages(*original_total_, nullptr, page_bytes_);
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 

@@ -20,6 +20,9 @@ std::optional<uint64_t> MeminfoValue(const std::string& key);
 uint64_t HugepagesFree();
 uint64_t HugepagesTotal();
 uint64_t DefaultHugepageBytes();  // Hugepagesize
+// The pool of one page size (/sys/kernel/mm/hugepages/hugepages-<kB>kB); 0 when it has none.
+uint64_t HugepagesFree(uint64_t page_bytes);
+uint64_t HugepagesTotal(uint64_t page_bytes);
 
 inline constexpr const char* kHugepageLockFile = "/tmp/qlaunch-hugepages.lock";
 
@@ -28,8 +31,10 @@ class HugepagePool {
   // Makes the pool hold at least `free_pages` free pages (AtLeast) or exactly that many
   // (Exactly), keeping every page in use where it is. ok() tells whether the kernel complied;
   // error() says why not (not root, not enough memory, ...).
-  static HugepagePool AtLeast(uint64_t free_pages);
-  static HugepagePool Exactly(uint64_t free_pages);
+  // page_bytes: the pool of that page size (e.g. 1 GiB pages, allocated at runtime); 0: the
+  // default size. The lock is the same for every size.
+  static HugepagePool AtLeast(uint64_t free_pages, uint64_t page_bytes = 0);
+  static HugepagePool Exactly(uint64_t free_pages, uint64_t page_bytes = 0);
   // Only the lock, for a test that counts free pages without resizing the pool (root or not;
   // nothing is written back). ok() is always true.
   static HugepagePool LockOnly();
@@ -47,10 +52,11 @@ class HugepagePool {
   void Resize(uint64_t free_pages, bool exact);
   int lock_fd_ = -1;
   std::optional<uint64_t> original_total_;
+  uint64_t page_bytes_ = 0;  // 0: the default size
   std::string error_;
 };
 
-// Writes nr_hugepages; false (with *error) when that fails.
-bool SetNrHugepages(uint64_t pages, std::string* error);
+// Writes nr_hugepages (of the pool of page_bytes; 0: the default); false (with *error) when that fails.
+bool SetNrHugepages(uint64_t pages, std::string* error, uint64_t page_bytes = 0);
 
 }  // namespace qlaunch::testing

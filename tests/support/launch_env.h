@@ -28,6 +28,8 @@ struct SmallDomain {
   std::string name = "qlaunch-it";
   unsigned cells = 2;
   unsigned cell_mib = 64;      // per cell, on 2 MiB hugepages, shared memfd, bound to host node 0
+  unsigned page_mib = 2;       // the hugepage size (1024: 1 GiB pages)
+  std::string access = "shared";
   std::string machine = "pc";
   std::string type;            // "" = kvm when /dev/kvm is usable, else qemu (TCG)
   std::string emulator;        // <emulator>; "" = none

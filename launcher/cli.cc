@@ -30,6 +30,7 @@ void BuildCli(CLI::App& app, CommandAction* action) {
   AddDominfoCommand(app, action);
   AddConsoleCommand(app, action);
   AddPreallocCommand(app, action);
+  AddBenchCommand(app, action);
   AddCompletionCommand(app, action);
 }
 

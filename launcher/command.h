@@ -28,5 +28,6 @@ void AddMonitorCommand(CLI::App& app, CommandAction* action);
 void AddDominfoCommand(CLI::App& app, CommandAction* action);
 void AddRunCommand(CLI::App& app, CommandAction* action);
 void AddConsoleCommand(CLI::App& app, CommandAction* action);
+void AddBenchCommand(CLI::App& app, CommandAction* action);
 
 }  // namespace qlaunch::launcher

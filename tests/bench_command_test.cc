@@ -1,0 +1,297 @@
+// qlaunch bench on a real QEMU 7.2 (and libvirt, where it answers), as root, with real hugepages:
+// what it reports, and that it leaves the host as it found it (no domain, no QEMU, every hugepage
+// free, no temporary directory), after a full run, an error and a SIGINT.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "support/launch_env.h"
+
+namespace qlaunch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// "" when `virsh -c URI uri` answers, else why not.
+std::string LibvirtUnreachable(const std::string& uri = "qemu:///system") {
+  if (::access("/usr/bin/virsh", X_OK) != 0) return "virsh is missing (scripts/setup installs libvirt-clients)";
+  RunResult r = RunningProcess({"/usr/bin/virsh", "-c", uri, "uri"}, {}).Wait(std::chrono::seconds(30));
+  if (r.exit_code == 0) return "";
+  return "libvirtd does not answer on " + uri + "; start it with scripts/libvirt-up (as root): " + r.Describe();
+}
+
+// The bench's private directories (<tmp>/qlaunch-bench-*) that exist now.
+std::set<std::string> BenchDirs() {
+  std::set<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(fs::temp_directory_path(), ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename().string().rfind("qlaunch-bench-", 0) == 0) out.insert(it->path().string());
+  return out;
+}
+
+class BenchCommandTest : public LaunchTest {
+ protected:
+  void SetUp() override {
+    LaunchTest::SetUp();
+    if (std::string why = CheckQemuVersion(kQemu72, "7.2"); !why.empty()) GTEST_SKIP() << why;
+    if (DefaultHugepageBytes() != (2u << 20)) GTEST_SKIP() << "these tests assume 2 MiB default hugepages";
+    dom_.name = "qlaunch-bench-it";
+    dom_.cells = 1;
+    dom_.cell_mib = 64;
+    dirs_before_ = BenchDirs();
+  }
+
+  // The pool holds the domain and a few pages more; "" when it does, else why the test skips.
+  std::string ReservePool() {
+    pool_.emplace(HugepagePool::AtLeast(dom_.Bytes() / (2u << 20) + 8));
+    if (!pool_->ok()) return pool_->error();
+    free_before_ = HugepagesFree();
+    return "";
+  }
+
+  // The small domain, written out as libvirt accepts it too: libvirt checks a custom CPU model
+  // against the host's (qemu64 wants svm, which the host's KVM may not offer) unless asked not to,
+  // as scripts/bench does.
+  std::string WriteBenchDomain() {
+    std::string xml = SmallDomainXml(dom_);
+    const std::string cpu = "<cpu mode='custom'>";
+    xml.replace(xml.find(cpu), cpu.size(), "<cpu mode='custom' match='exact' check='none'>");
+    const fs::path path = tmp() / (dom_.name + ".xml");
+    std::ofstream(path) << xml;
+    return path.string();
+  }
+
+  RunResult Bench(std::vector<std::string> args, const Env& env = {}) {
+    args.insert(args.begin(), "bench");
+    return Qlaunch(args, env, std::chrono::minutes(5));
+  }
+
+  // No domain (under qlaunch or libvirt), no QEMU, every hugepage free, no bench directory.
+  void ExpectHostAsFound() {
+    RunResult list = Qlaunch({"list", "--json"});
+    EXPECT_EQ(list.out, "[]\n") << list.Describe();
+    ExpectNothingLeft(dom_.name, free_before_);
+    EXPECT_EQ(LivePidsWithCmdline("guest=" + dom_.name), std::vector<pid_t>{}) << "a QEMU of the domain still runs";
+    if (LibvirtUnreachable().empty()) {
+      RunResult state = RunningProcess({"/usr/bin/virsh", "-c", "qemu:///system", "domstate", dom_.name}, {}).Wait();
+      EXPECT_NE(state.exit_code, 0) << "libvirt still knows the domain: " << state.Describe();
+    }
+    EXPECT_EQ(BenchDirs(), dirs_before_) << "the bench left its temporary directory";
+  }
+
+  SmallDomain dom_;
+  std::optional<HugepagePool> pool_;
+  uint64_t free_before_ = 0;
+  std::set<std::string> dirs_before_;
+};
+
+void ExpectStarter(const json& report, const std::string& name, size_t runs) {
+  SCOPED_TRACE(name);
+  ASSERT_TRUE(report["starters"].contains(name)) << report.dump(2);
+  const json& s = report["starters"][name];
+  ASSERT_TRUE(s["runs_ms"].is_array()) << s.dump();
+  ASSERT_EQ(s["runs_ms"].size(), runs) << s.dump();
+  std::vector<double> ms = s["runs_ms"].get<std::vector<double>>();
+  for (double m : ms) EXPECT_GT(m, 0.0) << s.dump();
+  EXPECT_GT(s["warmup_ms"].get<double>(), 0.0) << s.dump();
+  EXPECT_DOUBLE_EQ(s["min"].get<double>(), *std::min_element(ms.begin(), ms.end())) << s.dump();
+  EXPECT_DOUBLE_EQ(s["max"].get<double>(), *std::max_element(ms.begin(), ms.end())) << s.dump();
+  EXPECT_LE(s["min"].get<double>(), s["median"].get<double>()) << s.dump();
+  EXPECT_LE(s["median"].get<double>(), s["max"].get<double>()) << s.dump();
+}
+
+TEST_F(BenchCommandTest, TimesQlaunchVirshAndQemuInRotatingRoundsAndLeavesNothing) {
+  if (std::string why = LibvirtUnreachable(); !why.empty()) GTEST_SKIP() << why;
+  if (std::string why = ReservePool(); !why.empty()) GTEST_SKIP() << why;
+  const std::string xml = WriteBenchDomain();
+
+  RunResult r = Bench({"--runs", "2", "--json", "--qemu", kQemu72, xml});
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  json report = json::parse(r.out);
+  std::printf("[ bench    ] %s\n", report.dump().c_str());
+  EXPECT_EQ(report["domain"], dom_.name);
+  EXPECT_EQ(report["runs"], 2);
+  EXPECT_EQ(report["xml"], xml);
+  EXPECT_EQ(report["uri"], "qemu:///system");
+  EXPECT_EQ(report["order"], json::parse(R"([["qlaunch","virsh","qemu"],["virsh","qemu","qlaunch"]])"));
+  for (const char* s : {"qlaunch", "virsh", "qemu"}) ExpectStarter(report, s, 2);
+  EXPECT_EQ(report["skipped"], json::object());
+  for (const char* pair : {"qlaunch/virsh", "qlaunch/qemu"}) {
+    ASSERT_TRUE(report["ratios"][pair].is_number()) << pair << " in " << report.dump(2);
+    EXPECT_GT(report["ratios"][pair].get<double>(), 0.0) << pair;
+  }
+  // The median of every phase `start --json` reports, by name.
+  const json& phases = report["qlaunch_phases"];
+  for (const char* phase : {"parse", "topology", "probe", "plan", "preflight", "spawn", "qmp_ready", "prealloc",
+                            "cont"})
+    EXPECT_TRUE(phases[phase].is_number()) << phase << " in " << phases.dump();
+  ASSERT_TRUE(phases["total"].is_number()) << phases.dump();
+  EXPECT_GT(phases["total"].get<double>(), 0.0);
+  EXPECT_LE(phases["total"].get<double>(), report["starters"]["qlaunch"]["max"].get<double>())
+      << "start's own total is inside the time the bench measured around it";
+  // The baseline it waited for: the free pages of node 0's 2 MiB pool before the warm-up.
+  bool node0 = false;
+  for (const json& h : report["hugepages"])
+    if (h["node"] == 0 && h["page_size_bytes"] == (2u << 20)) {
+      node0 = true;
+      EXPECT_EQ(h["free"], free_before_) << h.dump();
+    }
+  EXPECT_TRUE(node0) << report["hugepages"].dump();
+  ExpectHostAsFound();
+}
+
+TEST_F(BenchCommandTest, SkipsVirshWithAWarningWhenLibvirtDoesNotAnswer) {
+  if (std::string why = ReservePool(); !why.empty()) GTEST_SKIP() << why;
+  const std::string xml = WriteBenchDomain();
+  const std::string uri = "qemu:///nonexistent-test";
+
+  RunResult r = Bench({"--runs", "1", "--connect", uri, "--qemu", kQemu72, xml});
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  EXPECT_NE(r.err.find("qlaunch: warning: virsh: cannot connect to " + uri + " ("), std::string::npos) << r.Describe();
+  EXPECT_NE(r.err.find("): libvirt comparison skipped; start it with scripts/libvirt-up\n"), std::string::npos)
+      << r.Describe();
+  // The text report: a row per starter that ran, the skipped one, the ratio, the phases.
+  for (const std::string& want :
+       {"qlaunch bench: domain " + dom_.name, std::string("\n  qlaunch      1 "), std::string("\n  qemu         1 "),
+        std::string("\n  virsh    skipped: cannot connect"), std::string("\n  qlaunch/qemu "),
+        std::string("\n  total      ")})
+    EXPECT_NE(r.out.find(want), std::string::npos) << "no '" << want << "' in:\n" << r.out;
+  EXPECT_EQ(r.out.find("qlaunch/virsh"), std::string::npos) << r.out;
+  ExpectHostAsFound();
+
+  // Options after -- go to qlaunch start; --against takes one list, the XML is no starter.
+  r = Bench({"--runs", "1", "--json", "--connect", uri, "--qemu", kQemu72, "--against", "virsh", xml, "--",
+             "--prealloc", "launcher"});
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  json report = json::parse(r.out);
+  EXPECT_EQ(report["start_options"], json::parse(R"(["--prealloc","launcher"])"));
+  ExpectStarter(report, "qlaunch", 1);
+  EXPECT_FALSE(report["starters"].contains("virsh")) << report.dump(2);
+  EXPECT_FALSE(report["starters"].contains("qemu")) << "--against virsh: no plain QEMU";
+  EXPECT_TRUE(report["skipped"]["virsh"].is_string()) << report.dump(2);
+  EXPECT_EQ(report["ratios"], json::object());
+  ExpectHostAsFound();
+}
+
+TEST_F(BenchCommandTest, PlotWritesAPng) {
+  if (::access("/usr/bin/gnuplot", X_OK) != 0)
+    GTEST_SKIP() << "gnuplot is missing (scripts/setup installs gnuplot-nox)";
+  if (std::string why = ReservePool(); !why.empty()) GTEST_SKIP() << why;
+  const std::string xml = WriteBenchDomain();
+  const fs::path png = tmp() / "start.png";
+
+  RunResult r = Bench({"--runs", "2", "--plot", png.string(), "--qemu", kQemu72, "--against", "qemu", xml});
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  EXPECT_NE(r.err.find("bench: plot written to " + png.string()), std::string::npos) << r.Describe();
+  std::ifstream in(png, std::ios::binary);
+  std::string magic(8, '\0');
+  in.read(magic.data(), 8);
+  EXPECT_EQ(magic, std::string("\x89PNG\r\n\x1a\n", 8)) << png;
+  EXPECT_GT(fs::file_size(png), 1000u);
+  ExpectHostAsFound();
+}
+
+TEST_F(BenchCommandTest, ErrorsBeforeAnyRun) {
+  pool_.emplace(HugepagePool::LockOnly());  // counts free pages without resizing the pool
+  free_before_ = HugepagesFree();
+  // A domain XML qlaunch refuses: the message names file and line, nothing is started.
+  const fs::path bad = tmp() / "bad.xml";
+  std::ofstream(bad) << "<domain type='qemu'>\n  <name>qlaunch-bench-it</name>\n  <memory unit='MiB'>64</memory>\n"
+                        "  <vcpu>0</vcpu>\n</domain>\n";
+  RunResult r = Bench({"--runs", "1", bad.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_NE(r.err.find(bad.string() + ":"), std::string::npos) << r.Describe();
+  EXPECT_NE(r.err.find("error"), std::string::npos) << r.Describe();
+  EXPECT_EQ(r.out, "") << r.Describe();
+  EXPECT_EQ(r.err.find("bench: round"), std::string::npos) << r.Describe();
+  EXPECT_EQ(r.err.find("warm-up"), std::string::npos) << r.Describe();
+
+  // --plot without gnuplot: said at once, not after the runs.
+  const std::string xml = WriteBenchDomain();
+  r = Bench({"--runs", "1", "--plot", (tmp() / "x.png").string(), xml}, {{"PATH", "/nonexistent"}});
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_NE(r.err.find("--plot needs gnuplot, which is not installed"), std::string::npos) << r.Describe();
+  EXPECT_EQ(r.err.find("warm-up"), std::string::npos) << r.Describe();
+
+  // Usage errors.
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--runs", "0", xml}, {"--against", "lxc", xml}, {"--runs", "1", (tmp() / "missing.xml").string()}}) {
+    r = Bench(args);
+    EXPECT_EQ(r.exit_code, 2) << r.Describe();
+  }
+  ExpectHostAsFound();
+}
+
+TEST_F(BenchCommandTest, AFailingStarterIsAnErrorNamingItAndLeavesNothing) {
+  if (std::string why = ReservePool(); !why.empty()) GTEST_SKIP() << why;
+  const std::string xml = WriteBenchDomain();
+  RunResult r = Bench({"--runs", "1", "--against", "qemu", "--qemu", kQemu72, xml, "--", "--no-such-start-option"});
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_NE(r.err.find("qlaunch: error: bench: starter qlaunch failed (warm-up): qlaunch start exited with status 2; "
+                       "its stderr ends with:\n"),
+            std::string::npos)
+      << r.Describe();
+  EXPECT_NE(r.err.find("--no-such-start-option"), std::string::npos) << r.Describe();
+  EXPECT_EQ(r.out, "") << r.Describe();
+  ExpectHostAsFound();
+}
+
+TEST_F(BenchCommandTest, RefusesADomainThatIsAlreadyRunning) {
+  if (std::string why = ReservePool(); !why.empty()) GTEST_SKIP() << why;
+  const std::string xml = WriteBenchDomain();
+  RunResult start = Qlaunch({"start", "--qemu", kQemu72, xml});
+  ASSERT_EQ(start.exit_code, 0) << start.Describe();
+
+  // The bench would destroy it: it refuses, and the domain keeps running.
+  RunResult r = Bench({"--runs", "1", "--against", "qemu", "--qemu", kQemu72, xml});
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_NE(r.err.find("domain " + dom_.name + " is running under qlaunch"), std::string::npos) << r.Describe();
+  RunResult list = Qlaunch({"list", "--json"});
+  json domains = json::parse(list.out);
+  ASSERT_EQ(domains.size(), 1u) << list.Describe();
+  EXPECT_EQ(domains[0]["state"], "running");
+
+  RunResult destroy = Qlaunch({"destroy", dom_.name});
+  EXPECT_EQ(destroy.exit_code, 0) << destroy.Describe();
+  ExpectHostAsFound();
+}
+
+TEST_F(BenchCommandTest, SigintLeavesNothingBehind) {
+  if (std::string why = ReservePool(); !why.empty()) GTEST_SKIP() << why;
+  const std::string xml = WriteBenchDomain();
+  // Once qlaunch's domain is up (its state directory exists), the bench gets SIGINT: whatever
+  // runs at that moment (the destroy, the next starter, the wait for hugepages) must be undone.
+  for (int delay_ms : {0, 150, 400}) {
+    SCOPED_TRACE(delay_ms);
+    RunningProcess p({QlaunchBinary(), "bench", "--runs", "50", "--against", "qemu", "--qemu", kQemu72, xml},
+                     BaseEnv());
+    bool sent = false;
+    const auto deadline = Clock::now() + std::chrono::seconds(60);
+    while (Clock::now() < deadline && !PidGone(p.pid())) {
+      if (fs::exists(DomainStateDir(dom_.name))) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+        sent = ::kill(p.pid(), SIGINT) == 0;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    RunResult r = p.Wait(std::chrono::seconds(120));
+    ASSERT_TRUE(sent) << r.Describe();
+    EXPECT_EQ(r.exit_code, 1) << r.Describe();
+    EXPECT_NE(r.err.find("interrupted by SIGINT"), std::string::npos) << r.Describe();
+    // A plain QEMU killed on the way out gives its pages back as it is reaped; allow a moment.
+    for (int i = 0; i < 500 && HugepagesFree() != free_before_; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ExpectHostAsFound();
+  }
+}
+
+}  // namespace
+}  // namespace qlaunch::testing

@@ -408,6 +408,13 @@ StartReport StartDomain(const StartOptions& opts) {
       memory = LauncherMemory::Create(plan, host);
       interrupt.OnInterrupt([&memory] { memory->Stop(); });
       for (auto [fd, target] : memory->Fds()) fd_reservation.Place(target, fd);
+      // Filling starts before QEMU is spawned, so the fork and QEMU's start-up overlap it.
+      prealloc::ProgressFn fn;
+      if (opts.progress) {
+        progress_line = std::make_unique<prealloc::ProgressLine>(stderr);
+        fn = [line = progress_line.get()](uint64_t done, uint64_t total) { line->Update(done, total); };
+      }
+      memory->StartPopulate(std::move(fn));
     }
     interrupt.ThrowIfInterrupted();
 
@@ -431,14 +438,6 @@ StartReport StartDomain(const StartOptions& opts) {
     interrupt.OnInterrupt([&qemu_proc] { qemu_proc->SendKill(); });
     claim->RecordQemu(qemu_proc->ref());
     fd_reservation.Close();  // QEMU has its own copies now
-    if (memory) {
-      prealloc::ProgressFn fn;
-      if (opts.progress) {
-        progress_line = std::make_unique<prealloc::ProgressLine>(stderr);
-        fn = [line = progress_line.get()](uint64_t done, uint64_t total) { line->Update(done, total); };
-      }
-      memory->StartPopulate(std::move(fn));
-    }
     // QEMU preallocates during its start-up (7.2 before it even greets on QMP): show what its
     // process has resident meanwhile.
     const uint64_t qemu_bytes = QemuPreallocBytes(plan);

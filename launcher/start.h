@@ -1,8 +1,8 @@
 // StartDomain: `qlaunch start`, from domain XML to a running guest.
 //
 //   parse -> topology -> probe -> plan -> pre-flight (hugepage pools, /dev/kvm; nothing has
-//   been created yet) -> claim <state>/<name>/ -> mem-path dirs -> launcher memfds -> spawn
-//   QEMU paused (-S) -> [launcher backends populate meanwhile] -> QMP greeting ->
+//   been created yet) -> claim <state>/<name>/ -> mem-path dirs -> launcher memfds, their workers start filling
+//   them -> spawn QEMU paused (-S) (the filling goes on meanwhile) -> QMP greeting ->
 //   qmp_capabilities (its reply: QEMU's own start-up preallocation is done) -> widen QEMU's
 //   affinity if it was narrowed -> launcher population done -> object-del every
 //   thread-context -> cont -> query-status says running. With --run-early (launcher/run_early.h)

@@ -1,5 +1,7 @@
 #include "launcher/bench_starters.h"
 
+#include "launcher/bench_kernel.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -623,6 +625,16 @@ BenchResult RunBench(BenchRequest req) {
   starters.push_back(MakeQlaunchStarter(cfg));
   if (virsh) starters.push_back(MakeVirshStarter(cfg));
   if (req.qemu) starters.push_back(MakeQemuStarter(cfg, def));
+  if (req.kernel) {
+    if (std::optional<std::string> ref = FindPopulateRef(req.populate_ref)) {
+      starters.push_back(MakeKernelStarter(cfg, def, *ref));
+    } else {
+      const std::string why = req.populate_ref.empty() ? "populate_ref is not installed beside qlaunch"
+                                                       : req.populate_ref + " is not an executable file";
+      std::fprintf(stderr, "qlaunch: warning: kernel: %s: the kernel reference skipped\n", why.c_str());
+      result.skipped.emplace_back("kernel", why);
+    }
+  }
   for (const auto& s : starters) result.starters.push_back({s->name(), 0, {}});
   interrupt.ThrowIfInterrupted();
 

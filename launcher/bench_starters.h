@@ -129,7 +129,8 @@ std::optional<std::string> VirshUnreachable(const BenchConfig& cfg);
 struct BenchRequest {
   BenchConfig cfg;          // name and work_dir are filled in by RunBench
   size_t rounds = 5;
-  bool virsh = true, qemu = true;  // --against
+  bool virsh = true, qemu = true, kernel = true;  // --against
+  std::string populate_ref;        // --populate-ref; "" = FindPopulateRef()
   bool tty_progress = false;       // rewrite one progress line on stderr instead of a line per run
 };
 

@@ -25,6 +25,14 @@ int Run(const Options& o) {
   qemu::QemuCaps caps = LoadCaps(PickEmulator(o.qemu, &def), o.caps_file);
   qemu::LaunchPlan plan = qemu::PlanLaunch(def, host, caps, DefaultPlanOptions(def.name, *ParsePreallocMode(o.prealloc)));
   for (const auto& n : plan.notes) std::fprintf(stderr, "%s\n", n.ToString().c_str());
+  std::string handed;  // backends qlaunch fills and hands over: the argv names their fds
+  for (const auto& b : plan.backends)
+    if (b.prealloc == qemu::PreallocBy::kLauncher) handed += (handed.empty() ? "" : ", ") + b.id;
+  if (!handed.empty() && o.format != "json")
+    std::fprintf(stderr,
+                 "qlaunch: note: %s: filled by qlaunch and handed to QEMU as /proc/self/fd/N, as `qlaunch start` "
+                 "does; for a command line QEMU runs on its own, add --prealloc qemu\n",
+                 handed.c_str());
   if (o.format == "json") {
     std::cout << qemu::ToJson(plan).dump(2) << "\n";
   } else if (o.format == "lines") {
@@ -51,7 +59,9 @@ void AddDomxmlToNativeCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--sysfs", o->sysfs, "read the host from this copy of /sys instead of the real one");
   sub->add_option("--qemu", o->qemu, "QEMU binary to plan for (default: the domain's <emulator>)");
   sub->add_option("--caps-file", o->caps_file, "use capabilities from this JSON file instead of probing QEMU");
-  sub->add_option("--prealloc", o->prealloc, "who preallocates shared memfd memory: auto|qemu|launcher")
+  sub->add_option("--prealloc", o->prealloc,
+                  "who preallocates shared memfd memory: auto|qemu|launcher (as `start --prealloc`; qemu gives a\n"
+                  "command line QEMU runs on its own, without memfds handed over by qlaunch)")
       ->check(CLI::IsMember({"auto", "qemu", "launcher"}));
   sub->add_flag("--strict", o->strict, "treat unsupported XML elements as errors");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });

@@ -296,7 +296,8 @@ TEST_F(HostileInputTest, NameWithOptionSyntaxReachesQemuExactly) {
   RunResult validate = Qlaunch({"validate", xml}, {}, kHangGuard);
   EXPECT_EQ(validate.exit_code, 0) << validate.Describe();
 
-  RunResult native = Qlaunch({"domxml-to-native", "--format", "json", xml}, {}, kHangGuard);
+  // --prealloc qemu: an argv QEMU runs on its own (no memfds handed over by qlaunch).
+  RunResult native = Qlaunch({"domxml-to-native", "--format", "json", "--prealloc", "qemu", xml}, {}, kHangGuard);
   ASSERT_EQ(native.exit_code, 0) << native.Describe();
   const std::vector<std::string> argv = nlohmann::json::parse(native.out)["argv"].get<std::vector<std::string>>();
   EXPECT_EQ(OptionValue(argv, "-name"), "guest=x,,debug-threads=on -device foo,debug-threads=on");

@@ -64,7 +64,9 @@ const std::set<std::string> kMemoryMismatch = {"fd-memory-numa-topology2", "fd-m
                                                "hugepages-numa-default",   "hugepages-numa-default-dimm",
                                                "memory-hotplug-dimm",      "memory-hotplug-dimm-addr"};
 
-// Plans a case the way `qlaunch domxml-to-native` does; throws DiagnosticError when refused.
+// Plans a case the way `qlaunch domxml-to-native --prealloc qemu` does (QEMU preallocates, as under
+// libvirt; auto would hand shared hugetlb memfds to qlaunch's preallocator, which libvirt has not);
+// throws DiagnosticError when refused.
 qemu::LaunchPlan PlanCase(const std::string& name) {
   domain::DomainDef def = domain::ParseDomainFile(CasePath(name, ".xml"));
   auto problems = domain::ValidateDomain(def);
@@ -77,6 +79,7 @@ qemu::LaunchPlan PlanCase(const std::string& name) {
   if (HasErrors(problems)) throw DiagnosticError(problems);
   qemu::PlanOptions opts;
   opts.qmp_socket = "/run/qlaunch/" + def.name + "/qmp.sock";
+  opts.prealloc = qemu::PreallocMode::kQemu;
   return qemu::PlanLaunch(def, LibvirtHost(), Caps72(), opts);
 }
 

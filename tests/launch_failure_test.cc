@@ -46,17 +46,17 @@ class LaunchFailureTest : public LaunchTest {
   std::optional<HugepagePool> slow_pool_;
 
   // Starts `args` in the background, waits until its memory starts to be populated (the free
-  // pool shrinks), then sends `sig`. Returns the result; *sent tells whether the signal went
-  // out before qlaunch had finished.
+  // pool shrinks) and, when `after_file` is given, until that file exists too, then sends `sig`.
+  // Returns the result; *sent tells whether the signal went out before qlaunch had finished.
   RunResult InterruptWhilePopulating(const std::vector<std::string>& args, uint64_t free_before, bool* sent,
-                                     int sig = SIGINT) {
+                                     int sig = SIGINT, const fs::path& after_file = {}) {
     std::vector<std::string> argv = {QlaunchBinary()};
     argv.insert(argv.end(), args.begin(), args.end());
     RunningProcess p(argv, BaseEnv());
     *sent = false;
     const auto deadline = Clock::now() + std::chrono::seconds(60);
     while (Clock::now() < deadline && !PidGone(p.pid())) {
-      if (HugepagesFree() < free_before) {
+      if (HugepagesFree() < free_before && (after_file.empty() || fs::exists(after_file))) {
         *sent = ::kill(p.pid(), sig) == 0;
         break;
       }
@@ -328,7 +328,9 @@ TEST_F(LaunchFailureTest, AStartKilledOutrightIsClearedByTheNextCommand) {
     for (const std::string next : {"list", "start"}) {
       SCOPED_TRACE("--prealloc " + mode + ", then " + next);
       bool sent = false;
-      RunResult r = InterruptWhilePopulating({"start", "--json", "--prealloc", mode, xml}, free_before, &sent, SIGKILL);
+      // The launcher's workers start before QEMU is spawned: wait for QEMU (its pid file) too.
+      RunResult r = InterruptWhilePopulating({"start", "--json", "--prealloc", mode, xml}, free_before, &sent, SIGKILL,
+                                             DomainStateDir(d.name) / "pid");
       ASSERT_TRUE(sent) << r.Describe();
       ASSERT_EQ(r.signal, SIGKILL) << r.Describe();
       std::ifstream pid_file(DomainStateDir(d.name) / "pid");

@@ -120,10 +120,11 @@ TEST_F(BenchCommandTest, TimesQlaunchVirshAndQemuInRotatingRoundsAndLeavesNothin
   EXPECT_EQ(report["runs"], 2);
   EXPECT_EQ(report["xml"], xml);
   EXPECT_EQ(report["uri"], "qemu:///system");
-  EXPECT_EQ(report["order"], json::parse(R"([["qlaunch","virsh","qemu"],["virsh","qemu","qlaunch"]])"));
-  for (const char* s : {"qlaunch", "virsh", "qemu"}) ExpectStarter(report, s, 2);
+  EXPECT_EQ(report["order"],
+            json::parse(R"([["qlaunch","virsh","qemu","kernel"],["virsh","qemu","kernel","qlaunch"]])"));
+  for (const char* s : {"qlaunch", "virsh", "qemu", "kernel"}) ExpectStarter(report, s, 2);
   EXPECT_EQ(report["skipped"], json::object());
-  for (const char* pair : {"qlaunch/virsh", "qlaunch/qemu"}) {
+  for (const char* pair : {"qlaunch/virsh", "qlaunch/qemu", "qlaunch/kernel"}) {
     ASSERT_TRUE(report["ratios"][pair].is_number()) << pair << " in " << report.dump(2);
     EXPECT_GT(report["ratios"][pair].get<double>(), 0.0) << pair;
   }
@@ -177,6 +178,31 @@ TEST_F(BenchCommandTest, SkipsVirshWithAWarningWhenLibvirtDoesNotAnswer) {
   EXPECT_FALSE(report["starters"].contains("qemu")) << "--against virsh: no plain QEMU";
   EXPECT_TRUE(report["skipped"]["virsh"].is_string()) << report.dump(2);
   EXPECT_EQ(report["ratios"], json::object());
+  ExpectHostAsFound();
+}
+
+// The kernel reference: populate_ref beside qlaunch fills as much memory as the domain has, in its
+// page size; without the program the bench warns and goes on.
+TEST_F(BenchCommandTest, KernelReferenceRunsOrIsSkippedWithAWarning) {
+  if (std::string why = ReservePool(); !why.empty()) GTEST_SKIP() << why;
+  const std::string xml = WriteBenchDomain();
+  RunResult r = Bench({"--runs", "2", "--json", "--qemu", kQemu72, "--against", "kernel", xml});
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  json report = json::parse(r.out);
+  ExpectStarter(report, "kernel", 2);
+  EXPECT_TRUE(report["ratios"]["qlaunch/kernel"].is_number()) << report.dump(2);
+  ExpectHostAsFound();
+
+  r = Bench({"--runs", "1", "--json", "--qemu", kQemu72, "--against", "kernel", "--populate-ref",
+             (tmp() / "no-such-populate_ref").string(), xml});
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  EXPECT_NE(r.err.find("qlaunch: warning: kernel: " + (tmp() / "no-such-populate_ref").string() +
+                       " is not an executable file: the kernel reference skipped"),
+            std::string::npos)
+      << r.Describe();
+  report = json::parse(r.out);
+  EXPECT_FALSE(report["starters"].contains("kernel")) << report.dump(2);
+  EXPECT_TRUE(report["skipped"]["kernel"].is_string()) << report.dump(2);
   ExpectHostAsFound();
 }
 

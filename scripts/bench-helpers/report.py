@@ -118,7 +118,18 @@ plot {", ".join(lines)}
 """)
 
 
-def write_doc(machine, starts, earlies, pre, planner, work):
+def start_rows(w, benches, pages):
+    for (s, c), b in benches.items():
+        cells = []
+        for n in ("qlaunch", "virsh", "qemu", "kernel"):
+            m = starter(b, n)
+            cells.append("—" if m is None else f"**{fmt_ms(m)}** ({fmt_ms(starter(b, n, 'min'))}–{fmt_ms(starter(b, n, 'max'))})")
+        r = b["ratios"]
+        w(f"| {s} | {c} | {pages} | " + " | ".join(cells) + f" | {fmt_r(r.get('qlaunch/virsh'))} | "
+          f"{fmt_r(r.get('qlaunch/qemu'))} | {fmt_r(r.get('qlaunch/kernel'))} |")
+
+
+def write_doc(machine, starts, earlies, gigantic, pre, planner, work):
     L = []
     w = L.append
     reps = machine["reps"]
@@ -205,17 +216,15 @@ def write_doc(machine, starts, earlies, pre, planner, work):
     w("")
     w("Median ms (min–max), and the per-round ratios:")
     w("")
-    w("| GiB | cells | qlaunch | virsh | qemu | kernel | qlaunch/virsh | qlaunch/qemu | qlaunch/kernel |")
-    w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for (s, c), b in starts.items():
-        cells = []
-        for n in ("qlaunch", "virsh", "qemu", "kernel"):
-            m = starter(b, n)
-            cells.append("—" if m is None else f"**{fmt_ms(m)}** ({fmt_ms(starter(b, n, 'min'))}–{fmt_ms(starter(b, n, 'max'))})")
-        r = b["ratios"]
-        w(f"| {s} | {c} | " + " | ".join(cells) + f" | {fmt_r(r.get('qlaunch/virsh'))} | {fmt_r(r.get('qlaunch/qemu'))} | "
-          f"{fmt_r(r.get('qlaunch/kernel'))} |")
+    w("| GiB | cells | pages | qlaunch | virsh | qemu | kernel | qlaunch/virsh | qlaunch/qemu | qlaunch/kernel |")
+    w("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    start_rows(w, starts, "2 MiB")
+    start_rows(w, gigantic, "1 GiB")
     w("")
+    if gigantic:
+        w("The 1 GiB row is the same bench on a domain of 1 GiB pages (reserved at runtime), run after the "
+          "preallocation section.")
+        w("")
     w("![Start latency against guest size](img/start-latency.png)")
     w("")
     w("qlaunch's phases (median ms; `timings_ms` of `start --json`, see docs/usage.md). qlaunch's own overhead is the "
@@ -325,6 +334,7 @@ def main():
     machine = json.load(open(os.path.join(args.work, "machine.json")))
     planner = json.load(open(os.path.join(args.work, "planner.json")))
     starts, earlies = load_benches(args.work, "start"), load_benches(args.work, "early")
+    gigantic = load_benches(args.work, "start1g")
     pre = prealloc_results(args.work)
     img = os.path.join(args.out, "img")
     os.makedirs(img, exist_ok=True)
@@ -333,7 +343,7 @@ def main():
     if pre:
         plot_prealloc(pre, os.path.join(img, "prealloc-throughput.png"), args.work)
     with open(os.path.join(args.out, "benchmarks.md"), "w") as f:
-        f.write(write_doc(machine, starts, earlies, pre, planner, args.work) + "\n")
+        f.write(write_doc(machine, starts, earlies, gigantic, pre, planner, args.work) + "\n")
     return 0
 
 

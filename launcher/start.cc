@@ -408,14 +408,22 @@ StartReport StartDomain(const StartOptions& opts) {
       memory = LauncherMemory::Create(plan, host);
       interrupt.OnInterrupt([&memory] { memory->Stop(); });
       for (auto [fd, target] : memory->Fds()) fd_reservation.Place(target, fd);
-      // Filling starts before QEMU is spawned, so the fork and QEMU's start-up overlap it.
+    }
+    // Filling starts before QEMU is spawned, so the fork and QEMU's start-up overlap it. With
+    // --run-early it starts once QEMU is ready instead: the workers would take the CPUs QEMU's
+    // start-up needs, and the point of --run-early is a guest that runs as soon as possible.
+    // (Workers that merely yield, at SCHED_IDLE, were tried: preempted while they hold the
+    // memfd's locks, they hold QEMU's mmap of it up, and the guest ran later, not sooner.)
+    auto start_filling = [&] {
+      if (!memory) return;
       prealloc::ProgressFn fn;
       if (opts.progress) {
         progress_line = std::make_unique<prealloc::ProgressLine>(stderr);
         fn = [line = progress_line.get()](uint64_t done, uint64_t total) { line->Update(done, total); };
       }
       memory->StartPopulate(std::move(fn));
-    }
+    };
+    if (!opts.run_early) start_filling();
     interrupt.ThrowIfInterrupted();
 
     SpawnSpec spec;
@@ -456,6 +464,7 @@ StartReport StartDomain(const StartOptions& opts) {
 
     // The reply to qmp_capabilities comes once QEMU's start-up preallocation is done.
     qmp->Execute("qmp_capabilities", nullptr, qmp_timeout + allowance);
+    if (opts.run_early) start_filling();
     if (qemu_progress) qemu_progress->Finish();
     if (!narrowed.Empty()) SetProcessAffinity(qemu_proc->pid(), host.usable_cpus);
     FaultPoint("prealloc", qemu_proc.get());

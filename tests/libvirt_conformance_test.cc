@@ -64,7 +64,7 @@ const std::set<std::string> kMemoryMismatch = {"fd-memory-numa-topology2", "fd-m
                                                "hugepages-numa-default",   "hugepages-numa-default-dimm",
                                                "memory-hotplug-dimm",      "memory-hotplug-dimm-addr"};
 
-// Plans a case the way `qlaunch domxml-to-native --prealloc qemu` does (QEMU preallocates, as under
+// Plans a case the way `qlaunch domxml-to-native --prealloc qemu` does (difference 7: QEMU preallocates, as under
 // libvirt; auto would hand shared hugetlb memfds to qlaunch's preallocator, which libvirt has not);
 // throws DiagnosticError when refused.
 qemu::LaunchPlan PlanCase(const std::string& name) {

@@ -285,7 +285,7 @@ struct BothSides {
 
 BothSides RunBoth(const fs::path& xml) {
   return {Run({kVirsh, "-c", kUri, "domxml-to-native", "qemu-argv", xml.string()}),
-          // --prealloc qemu: QEMU preallocates, as under libvirt (auto hands shared hugetlb memfds to
+          // Difference 7, --prealloc qemu: QEMU preallocates, as under libvirt (auto hands shared hugetlb memfds to
           // qlaunch's own preallocator, which libvirt has not; docs/planner.md).
           RunQlaunch({"domxml-to-native", "--format", "json", "--prealloc", "qemu", xml.string()},
                      {{"QLAUNCH_CACHE_DIR", QlaunchCacheDir()}})};

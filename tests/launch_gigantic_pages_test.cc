@@ -66,7 +66,8 @@ TEST_F(LaunchGiganticPagesTest, StartEachWayThenDestroy) {
     const pid_t pid = j["pid"];
     RunResult info = Qlaunch({"dominfo", "--json", d.name});
     ASSERT_EQ(info.exit_code, 0) << info.Describe();
-    for (const auto& b : nlohmann::json::parse(info.out)["backends"]) EXPECT_EQ(b["page_size_bytes"], kGiB) << b;
+    const nlohmann::json dominfo = nlohmann::json::parse(info.out);  // named: a temporary's member would dangle
+    for (const auto& b : dominfo["backends"]) EXPECT_EQ(b["page_size_bytes"], kGiB) << b;
     RunResult destroy = Qlaunch({"destroy", d.name});
     ASSERT_EQ(destroy.exit_code, 0) << destroy.Describe();
     ExpectHostClean(d.name, pid, free_2m);

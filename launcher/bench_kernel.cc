@@ -28,7 +28,7 @@ std::optional<std::string> FindPopulateRef(const std::string& explicit_path) {
 KernelReferenceSize ReferenceSizeOf(const domain::DomainDef& def, uint64_t host_default_page) {
   KernelReferenceSize r;
   r.bytes = domain::TotalMemoryBytes(def);
-  r.page_bytes = 4096;
+  r.page_bytes = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));  // ordinary pages
   if (def.memory_backing.hugepages) {
     std::set<uint64_t> sizes;
     for (const domain::HugePage& p : def.memory_backing.pages) sizes.insert(p.size_bytes ? p.size_bytes : host_default_page);
@@ -68,10 +68,7 @@ class KernelStarter : public Starter {
 
 std::unique_ptr<Starter> MakeKernelStarter(const BenchConfig& cfg, const domain::DomainDef& def,
                                            const std::string& populate_ref) {
-  const long page = ::sysconf(_SC_PAGESIZE);
-  KernelReferenceSize size = ReferenceSizeOf(def, LoadHost("").default_hugepage_bytes);
-  if (size.page_bytes == 4096 && page > 0) size.page_bytes = static_cast<uint64_t>(page);
-  return std::make_unique<KernelStarter>(cfg, size, populate_ref);
+  return std::make_unique<KernelStarter>(cfg, ReferenceSizeOf(def, LoadHost("").default_hugepage_bytes), populate_ref);
 }
 
 }  // namespace qlaunch::launcher

@@ -20,7 +20,7 @@ namespace qlaunch::launcher {
 std::optional<std::string> FindPopulateRef(const std::string& explicit_path = "");
 
 // What the reference populates for `def`: its whole memory in pages of its (single) hugepage
-// size, or of 4 KiB without <hugepages>; `host_default_page` stands for <hugepages/> without a
+// size, or of the system's page size without <hugepages>; `host_default_page` stands for <hugepages/> without a
 // size. Throws std::runtime_error for a domain with several page sizes.
 struct KernelReferenceSize {
   uint64_t bytes = 0;

@@ -42,13 +42,14 @@ double Timings::Ms(Moment m) const {
 }
 
 nlohmann::json ToJson(const StartReport& report) {
+  auto three_decimals = [](double ms) { return std::round(ms * 1000.0) / 1000.0; };
   nlohmann::json phases = nlohmann::json::object();
   for (size_t i = 0; i < kPhaseCount; ++i) {
     Phase p = static_cast<Phase>(i);
-    phases[PhaseName(p)] = std::round(report.timings.Ms(p) * 1000.0) / 1000.0;
+    phases[PhaseName(p)] = three_decimals(report.timings.Ms(p));
   }
-  phases["running"] = std::round(report.timings.Ms(Timings::Moment::kRunning) * 1000.0) / 1000.0;
-  phases["populated"] = std::round(report.timings.Ms(Timings::Moment::kPopulated) * 1000.0) / 1000.0;
+  phases["running"] = three_decimals(report.timings.Ms(Timings::Moment::kRunning));
+  phases["populated"] = three_decimals(report.timings.Ms(Timings::Moment::kPopulated));
   return nlohmann::json{{"name", report.name},
                         {"pid", report.pid},
                         {"prealloc", report.prealloc},

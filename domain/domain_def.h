@@ -11,6 +11,13 @@
 
 #include "common/diagnostic.h"
 #include "common/id_set.h"
+#include "domain/chardev_def.h"
+#include "domain/controller_def.h"
+#include "domain/disk_def.h"
+#include "domain/graphics_def.h"
+#include "domain/machine_def.h"
+#include "domain/misc_device_def.h"
+#include "domain/net_def.h"
 
 namespace qlaunch::domain {
 
@@ -98,6 +105,9 @@ struct CpuDef {
   std::string mode;   // custom | host-model | host-passthrough | maximum; empty when absent
   std::string model;  // <model>
   std::optional<CpuTopology> topology;
+  std::string check;                 // <cpu check='none|partial|full'>
+  std::string match;                 // <cpu match='exact|minimum|strict'>
+  std::vector<CpuFeature> features;  // <feature policy name>
   std::vector<NumaCell> cells;  // in document order
   int line = 0;
   int numa_line = 0;
@@ -109,6 +119,8 @@ struct OsDef {
   std::string machine;
   std::string kernel, initrd, cmdline;
   std::vector<std::string> boot;  // <boot dev=...> in order: hd, cdrom, network, fd
+  Firmware firmware;               // firmware=, <loader>, <nvram>
+  std::optional<bool> bootmenu;    // <bootmenu enable=...>
   int line = 0;
 };
 
@@ -126,32 +138,23 @@ struct MemoryDevice {
   int line = 0;
 };
 
-struct Disk {
-  std::string type;    // file | block
-  std::string device;  // disk | cdrom
-  std::string driver_type = "raw";
-  std::string source;  // file= or dev=
-  std::string target_dev;
-  std::string target_bus;  // virtio | ide | sata | scsi
-  bool readonly = false;
-  int line = 0;
-};
-
-struct CharDev {
-  std::string kind;  // serial | console
-  std::string type;  // pty | file | null | stdio | unix
-  std::string path;  // source path for file/unix
-  std::string target_type;
-  int line = 0;
-};
-
 struct Devices {
   std::string emulator;
   int emulator_line = 0;
   std::vector<MemoryDevice> memory;
   std::optional<std::string> memballoon_model;  // "virtio" | "none"
+  std::optional<MemBalloon> memballoon;          // the whole element, when present
   std::vector<Disk> disks;
-  std::vector<CharDev> chardevs;
+  std::vector<Controller> controllers;
+  std::vector<Interface> interfaces;
+  std::vector<CharDev> chardevs;  // serial, console and channel, in document order
+  std::vector<Graphics> graphics;
+  std::vector<Video> videos;
+  std::vector<Input> inputs;
+  std::vector<Sound> sounds;
+  std::vector<RedirDev> redirdevs;
+  std::vector<Rng> rngs;
+  std::vector<Watchdog> watchdogs;
   bool panic = false;  // <panic model='isa'/>: the pvpanic device, how a guest reports a crash
   int panic_line = 0;
 };
@@ -196,6 +199,10 @@ struct DomainDef {
   Devices devices;
   SecLabel seclabel;
   Lifecycle lifecycle;
+  Features features;
+  Clock clock;
+  PowerManagement pm;
+  SysInfo sysinfo;
   std::vector<Diagnostic> warnings;  // unsupported elements etc., found while parsing
 };
 

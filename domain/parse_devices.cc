@@ -1,4 +1,5 @@
-// <devices>: emulator, memballoon, disks, serial/console character devices, memory devices.
+// <devices>: the emulator and the dispatch of each device element to its family's parser
+// (domain/parse_<family>.cc).
 #include <algorithm>
 
 #include "domain/parse_sections.h"
@@ -17,9 +18,12 @@ std::string Join(std::initializer_list<std::string_view> choices) {
   return out;
 }
 
-// A value is either supported, known to libvirt but unsupported here (reported, element skipped),
-// or invalid (error).
-enum class Support { kYes, kNo };
+template <typename T>
+void Append(std::vector<T>* to, std::optional<T> item) {
+  if (item) to->push_back(std::move(*item));
+}
+
+}  // namespace
 
 Support Classify(ParseContext& ctx, const xmlNode* node, std::string_view what, const std::string& value,
                  std::initializer_list<std::string_view> supported,
@@ -33,68 +37,6 @@ Support Classify(ParseContext& ctx, const xmlNode* node, std::string_view what, 
   ctx.Fail(node, "unknown " + std::string(what) + " '" + value + "' (expected " + Join(supported) + ")");
 }
 
-std::optional<std::string> InferDiskBus(std::string_view dev) {
-  if (dev.starts_with("vd")) return "virtio";
-  if (dev.starts_with("hd")) return "ide";
-  if (dev.starts_with("sd")) return "scsi";
-  return std::nullopt;
-}
-
-std::optional<Disk> ParseDisk(ParseContext& ctx, const xmlNode* node) {
-  Disk disk;
-  disk.line = NodeLine(node);
-  disk.type = NodeAttr(node, "type").value_or("file");
-  if (Classify(ctx, node, "disk type", disk.type, {"file", "block"},
-               {"dir", "network", "volume", "nvme", "vhostuser"}) == Support::kNo)
-    return std::nullopt;
-  disk.device = NodeAttr(node, "device").value_or("disk");
-  if (Classify(ctx, node, "disk device", disk.device, {"disk", "cdrom"}, {"floppy", "lun"}) == Support::kNo)
-    return std::nullopt;
-  if (const xmlNode* driver = UniqueChild(ctx, node, "driver")) {
-    std::string name = NodeAttr(driver, "name").value_or("qemu");
-    if (name != "qemu") ctx.Fail(driver, "unknown disk driver name '" + name + "' (expected qemu)");
-    disk.driver_type = NodeAttr(driver, "type").value_or("raw");
-  }
-  if (const xmlNode* source = UniqueChild(ctx, node, "source"))
-    disk.source = NodeAttr(source, disk.type == "block" ? "dev" : "file").value_or("");
-  const xmlNode* target = UniqueChild(ctx, node, "target");
-  if (!target) ctx.Fail(node, "missing <target> in disk");
-  disk.target_dev = RequiredAttr(ctx, target, "dev");
-  disk.target_bus = NodeAttr(target, "bus").value_or(InferDiskBus(disk.target_dev).value_or(""));
-  if (disk.target_bus.empty()) ctx.Fail(target, "cannot infer the bus of disk '" + disk.target_dev + "'; set bus=");
-  if (Classify(ctx, target, "disk bus", disk.target_bus, {"virtio", "ide", "sata", "scsi"},
-               {"fdc", "usb", "xen", "uml", "sd", "none"}) == Support::kNo)
-    return std::nullopt;
-  disk.readonly = UniqueChild(ctx, node, "readonly") != nullptr;
-  return disk;
-}
-
-std::optional<CharDev> ParseCharDev(ParseContext& ctx, const xmlNode* node) {
-  CharDev chr;
-  chr.line = NodeLine(node);
-  chr.kind = NodeName(node);
-  chr.type = NodeAttr(node, "type").value_or("pty");
-  if (Classify(ctx, node, chr.kind + " type", chr.type, {"pty", "file", "null", "stdio", "unix"},
-               {"vc", "dev", "pipe", "tcp", "udp", "spicevmc", "spiceport", "nmdm", "qemu-vdagent", "dbus"}) ==
-      Support::kNo)
-    return std::nullopt;
-  if (const xmlNode* source = UniqueChild(ctx, node, "source")) chr.path = NodeAttr(source, "path").value_or("");
-  if ((chr.type == "file" || chr.type == "unix") && chr.path.empty())
-    ctx.Fail(node, "Missing source path attribute for char device");
-  if (const xmlNode* target = UniqueChild(ctx, node, "target")) chr.target_type = NodeAttr(target, "type").value_or("");
-  return chr;
-}
-
-std::string ParseMemballoon(ParseContext& ctx, const xmlNode* node) {
-  std::string model = RequiredAttr(ctx, node, "model");
-  if (Classify(ctx, node, "memballoon model", model, {"virtio", "none"},
-               {"virtio-transitional", "virtio-non-transitional", "xen"}) == Support::kNo)
-    return "";
-  return model;
-}
-
-}  // namespace
-
 Devices ParseDevices(ParseContext& ctx, const xmlNode* node) {
   Devices devices;
   if (const xmlNode* emulator = UniqueChild(ctx, node, "emulator")) {
@@ -102,17 +44,35 @@ Devices ParseDevices(ParseContext& ctx, const xmlNode* node) {
     devices.emulator_line = NodeLine(emulator);
   }
   if (const xmlNode* balloon = UniqueChild(ctx, node, "memballoon")) {
-    std::string model = ParseMemballoon(ctx, balloon);
-    if (!model.empty()) devices.memballoon_model = model;
+    devices.memballoon = ParseMemBalloon(ctx, balloon);
+    if (devices.memballoon) devices.memballoon_model = devices.memballoon->model;
   }
   for (const xmlNode* child : ElementChildren(node)) {
     std::string name = NodeName(child);
     if (name == "disk") {
-      if (auto disk = ParseDisk(ctx, child)) devices.disks.push_back(std::move(*disk));
-    } else if (name == "serial" || name == "console") {
-      if (auto chr = ParseCharDev(ctx, child)) devices.chardevs.push_back(std::move(*chr));
+      Append(&devices.disks, ParseDisk(ctx, child));
+    } else if (name == "controller") {
+      Append(&devices.controllers, ParseController(ctx, child));
+    } else if (name == "interface") {
+      Append(&devices.interfaces, ParseInterface(ctx, child));
+    } else if (name == "serial" || name == "console" || name == "channel") {
+      Append(&devices.chardevs, ParseCharDev(ctx, child));
+    } else if (name == "graphics") {
+      Append(&devices.graphics, ParseGraphics(ctx, child));
+    } else if (name == "video") {
+      Append(&devices.videos, ParseVideo(ctx, child));
+    } else if (name == "input") {
+      Append(&devices.inputs, ParseInput(ctx, child));
+    } else if (name == "sound") {
+      Append(&devices.sounds, ParseSound(ctx, child));
+    } else if (name == "redirdev") {
+      Append(&devices.redirdevs, ParseRedirDev(ctx, child));
+    } else if (name == "rng") {
+      Append(&devices.rngs, ParseRng(ctx, child));
+    } else if (name == "watchdog") {
+      Append(&devices.watchdogs, ParseWatchdog(ctx, child));
     } else if (name == "memory") {
-      if (auto mem = ParseMemoryDevice(ctx, child)) devices.memory.push_back(std::move(*mem));
+      Append(&devices.memory, ParseMemoryDevice(ctx, child));
     } else if (name == "panic") {
       std::string model = NodeAttr(child, "model").value_or("isa");
       if (Classify(ctx, child, "panic model", model, {"isa"}, {"pseries", "hyperv", "s390", "pvpanic"}) ==

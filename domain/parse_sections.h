@@ -4,6 +4,7 @@
 
 #include <libxml/tree.h>
 
+#include <initializer_list>
 #include <optional>
 #include <string_view>
 
@@ -37,5 +38,35 @@ SecLabel ParseSecLabels(ParseContext& ctx, const xmlNode* domain);
 Lifecycle ParseLifecycle(ParseContext& ctx, const xmlNode* domain);
 // std::nullopt for a model libvirt knows but qlaunch does not support (reported as unsupported).
 std::optional<MemoryDevice> ParseMemoryDevice(ParseContext& ctx, const xmlNode* node);
+
+// ---- device families: one parse file each (domain/parse_<family>.cc) ----------------------
+// Each returns nullopt for an element qlaunch reports as unsupported (ctx.Unsupported) and
+// skips; invalid input throws through ctx.Fail with the element's line.
+
+// A value is supported, known to libvirt but not supported here (reported, element skipped:
+// kNo), or invalid (ctx.Fail: "unknown WHAT 'VALUE' (expected A|B)").
+enum class Support { kYes, kNo };
+Support Classify(ParseContext& ctx, const xmlNode* node, std::string_view what, const std::string& value,
+                 std::initializer_list<std::string_view> supported,
+                 std::initializer_list<std::string_view> libvirt_only);
+// <address> child of a device element (domain/parse_address.cc); type "" when absent.
+DeviceAddress ParseAddress(ParseContext& ctx, const xmlNode* device);
+// <boot order='N'/> child of a device; nullopt when absent.
+std::optional<unsigned> ParseBootOrder(ParseContext& ctx, const xmlNode* device);
+
+std::optional<Disk> ParseDisk(ParseContext& ctx, const xmlNode* node);                   // parse_disk.cc
+std::optional<Controller> ParseController(ParseContext& ctx, const xmlNode* node);       // parse_controller.cc
+std::optional<Interface> ParseInterface(ParseContext& ctx, const xmlNode* node);         // parse_net.cc
+std::optional<CharDev> ParseCharDev(ParseContext& ctx, const xmlNode* node);             // parse_chardev.cc
+std::optional<Graphics> ParseGraphics(ParseContext& ctx, const xmlNode* node);           // parse_graphics.cc
+std::optional<Video> ParseVideo(ParseContext& ctx, const xmlNode* node);                 //   "
+std::optional<Input> ParseInput(ParseContext& ctx, const xmlNode* node);                 //   "
+std::optional<Sound> ParseSound(ParseContext& ctx, const xmlNode* node);                 //   "
+std::optional<RedirDev> ParseRedirDev(ParseContext& ctx, const xmlNode* node);           //   "
+std::optional<MemBalloon> ParseMemBalloon(ParseContext& ctx, const xmlNode* node);       // parse_misc_devices.cc
+std::optional<Rng> ParseRng(ParseContext& ctx, const xmlNode* node);                     //   "
+std::optional<Watchdog> ParseWatchdog(ParseContext& ctx, const xmlNode* node);           //   "
+// <features>, <clock>, <pm>, <sysinfo> (children of <domain>) into def (parse_machine.cc).
+void ParseMachine(ParseContext& ctx, const xmlNode* domain, DomainDef* def);
 
 }  // namespace qlaunch::domain

@@ -88,6 +88,7 @@ DomainDef ParseDomainElement(ParseContext& ctx, const xmlNode* root) {
   if (const xmlNode* node = UniqueChild(ctx, root, "devices")) def.devices = ParseDevices(ctx, node);
   def.seclabel = ParseSecLabels(ctx, root);
   def.lifecycle = ParseLifecycle(ctx, root);
+  ParseMachine(ctx, root, &def);
   DefaultMemoryFromCells(ctx, root, def);
   return def;
 }

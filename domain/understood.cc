@@ -1,6 +1,7 @@
 #include "domain/understood.h"
 
 #include <string>
+#include <vector>
 
 #include "domain/xml_node.h"
 
@@ -57,18 +58,6 @@ constexpr UnderstoodElement kUnderstood[] = {
     {"domain/devices/memory/target/size", "unit"},
     {"domain/devices/memory/target/node", ""},
     {"domain/devices/memory/address", "type slot base"},
-    {"domain/devices/memballoon", "model"},
-    {"domain/devices/disk", "type device"},
-    {"domain/devices/disk/driver", "name type"},
-    {"domain/devices/disk/source", "file dev"},
-    {"domain/devices/disk/target", "dev bus"},
-    {"domain/devices/disk/readonly", ""},
-    {"domain/devices/serial", "type"},
-    {"domain/devices/serial/source", "path"},
-    {"domain/devices/serial/target", "type"},
-    {"domain/devices/console", "type"},
-    {"domain/devices/console/source", "path"},
-    {"domain/devices/console/target", "type"},
     {"domain/seclabel", "type model relabel"},
     {"domain/on_poweroff", ""},
     {"domain/on_reboot", ""},
@@ -102,10 +91,20 @@ void CheckElement(const xmlNode* node, const std::string& path, ParseContext& ct
 
 }  // namespace
 
-std::span<const UnderstoodElement> UnderstoodElements() { return kUnderstood; }
+std::span<const UnderstoodElement> UnderstoodElements() {
+  static const std::vector<UnderstoodElement> all = [] {
+    std::vector<UnderstoodElement> v(std::begin(kUnderstood), std::end(kUnderstood));
+    for (auto family : {UnderstoodDiskElements(), UnderstoodControllerElements(), UnderstoodNetElements(),
+                        UnderstoodCharDevElements(), UnderstoodGraphicsElements(),
+                        UnderstoodMiscDeviceElements(), UnderstoodMachineElements()})
+      v.insert(v.end(), family.begin(), family.end());
+    return v;
+  }();
+  return all;
+}
 
 std::optional<UnderstoodElement> FindUnderstood(std::string_view path) {
-  for (const UnderstoodElement& entry : kUnderstood)
+  for (const UnderstoodElement& entry : UnderstoodElements())
     if (entry.path == path) return entry;
   return std::nullopt;
 }

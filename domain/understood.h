@@ -20,7 +20,17 @@ struct UnderstoodElement {
   bool any_content = false;     // children are not inspected (e.g. <metadata>)
 };
 
+// Every element qlaunch understands: the core table (understood.cc) and each device family's
+// own, defined beside its parser (domain/parse_<family>.cc).
 std::span<const UnderstoodElement> UnderstoodElements();
+
+std::span<const UnderstoodElement> UnderstoodDiskElements();        // parse_disk.cc
+std::span<const UnderstoodElement> UnderstoodControllerElements();  // parse_controller.cc
+std::span<const UnderstoodElement> UnderstoodNetElements();         // parse_net.cc
+std::span<const UnderstoodElement> UnderstoodCharDevElements();     // parse_chardev.cc
+std::span<const UnderstoodElement> UnderstoodGraphicsElements();    // parse_graphics.cc
+std::span<const UnderstoodElement> UnderstoodMiscDeviceElements();  // parse_misc_devices.cc
+std::span<const UnderstoodElement> UnderstoodMachineElements();     // parse_machine.cc
 
 // Table entry for a path, if qlaunch understands that element.
 std::optional<UnderstoodElement> FindUnderstood(std::string_view path);

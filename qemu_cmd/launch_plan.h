@@ -11,6 +11,7 @@
 
 #include "common/diagnostic.h"
 #include "common/id_set.h"
+#include "qemu_cmd/device_plan.h"
 
 namespace qlaunch::qemu {
 
@@ -72,6 +73,7 @@ struct PlanOptions {
   std::string emulator;            // argv[0] when caps.binary is empty (before the domain's <emulator>)
   bool supervised = false;         // `qlaunch run` watches QEMU: -no-shutdown, it acts on poweroff/crash
   int events_fd = -1;              // >= 0: a second QMP monitor on this listening fd, for the supervisor
+  DeviceResources devices;         // taps, sockets, ports, nvram the launcher prepared (start only)
 };
 
 struct LaunchPlan {

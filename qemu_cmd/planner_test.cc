@@ -326,7 +326,7 @@ TEST(PlanLaunch, FullArgvOnNewQemu) {
       "-nodefaults",
       "-chardev", "socket,id=qmp,path=/run/qlaunch/vm1/qmp.sock,server=on,wait=off",
       "-mon", "chardev=qmp,mode=control",
-      "-boot", "order=cn",
+      "-boot", "strict=on",  // the order is in each device's bootindex
       "-device", "virtio-balloon-pci,id=balloon0",
       "-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny",
   };
@@ -400,7 +400,7 @@ TEST(PlanLaunch, UserStringsCannotAddOptions) {
   auto d = MakeDomain(evil);
   SetHugepages(d);
   d.os.machine = "pc,usb";
-  d.devices.chardevs.push_back({"serial", "file", "/tmp/a,b,logfile=/etc/passwd", "", 60});
+  d.devices.chardevs.push_back(testing::CharDevOf("serial", "file", "/tmp/a,b,logfile=/etc/passwd", "", 60));
   PlanOptions opts;
   opts.qmp_socket = "/run/q,server=off/qmp.sock";
   LaunchPlan plan = PlanLaunch(d, TwoNodeHost(), Caps52(), opts);
@@ -440,10 +440,10 @@ TEST(PlanLaunch, DirectKernelDisksAndSerial) {
   d.os.kernel = "/boot/vmlinuz";
   d.os.initrd = "/boot/initrd.img";
   d.os.cmdline = "console=ttyS0 root=/dev/vda,x";
-  d.devices.disks.push_back({"file", "disk", "qcow2", "/var/lib/a,b.qcow2", "vda", "virtio", false, 50});
-  d.devices.disks.push_back({"file", "cdrom", "raw", "/iso/x.iso", "hdc", "ide", true, 51});
-  d.devices.chardevs.push_back({"serial", "pty", "", "isa-serial", 52});
-  d.devices.chardevs.push_back({"console", "pty", "", "serial", 53});
+  d.devices.disks.push_back(testing::DiskOf("file", "disk", "qcow2", "/var/lib/a,b.qcow2", "vda", "virtio", false, 50));
+  d.devices.disks.push_back(testing::DiskOf("file", "cdrom", "raw", "/iso/x.iso", "hdc", "ide", true, 51));
+  d.devices.chardevs.push_back(testing::CharDevOf("serial", "pty", "", "isa-serial", 52));
+  d.devices.chardevs.push_back(testing::CharDevOf("console", "pty", "", "serial", 53));
   PlanOptions opts;
   opts.log_file = "/run/qlaunch/vm1/serial.log";
   LaunchPlan plan = PlanLaunch(d, TwoNodeHost(), Caps72(), opts);
@@ -454,6 +454,7 @@ TEST(PlanLaunch, DirectKernelDisksAndSerial) {
       "-kernel", "/boot/vmlinuz",
       "-initrd", "/boot/initrd.img",
       "-append", "console=ttyS0 root=/dev/vda,x",  // a plain argument: no escaping
+      "-boot", "strict=on",
       "-drive", "file=/var/lib/a,,b.qcow2,format=qcow2,if=none,id=drive-vda",
       "-device", "virtio-blk-pci,drive=drive-vda,id=vda",
       "-drive", "file=/iso/x.iso,format=raw,if=none,id=drive-hdc,readonly=on",

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "qemu_cmd/device_plan.h"
+#include "qemu_cmd/machine_plan.h"
 #include "qemu_cmd/option_escape.h"
 #include "qemu_cmd/plan_diagnostic.h"
 #include "qemu_cmd/render_devices.h"
@@ -53,15 +55,6 @@ std::string RenderSmp(const domain::DomainDef& def, const QemuCaps& caps) {
   return s;
 }
 
-std::string BootOrder(const std::vector<std::string>& devs) {
-  std::string order;
-  for (const std::string& d : devs) {
-    char c = d == "hd" ? 'c' : d == "cdrom" ? 'd' : d == "network" ? 'n' : d == "fd" ? 'a' : 0;
-    if (c && order.find(c) == std::string::npos) order.push_back(c);
-  }
-  return order;
-}
-
 std::vector<std::string> RenderArgv(const ArgvInput& in) {
   const domain::DomainDef& def = *in.def;
   const QemuCaps& caps = *in.caps;
@@ -69,6 +62,14 @@ std::vector<std::string> RenderArgv(const ArgvInput& in) {
   const MemoryLayout& mem = *in.memory;
   std::set<std::string> rendered_contexts;
   Argv a;
+  DeviceContext dctx{&def, &caps, &opts, IsQ35(def.os.machine)};
+  const MachineArgs machine_args = PlanMachine(dctx);
+  auto add_all = [&](const std::vector<DeviceArg>& args) {
+    for (const DeviceArg& d : args) {
+      a.Add(d.opt);
+      if (!d.value.empty()) a.Add(d.value);
+    }
+  };
 
   a.Add(in.emulator);
   a.Add("-name", KeyValueBuilder().Add("guest", std::string_view(def.name)).AddBool("debug-threads", true).str());
@@ -78,16 +79,20 @@ std::vector<std::string> RenderArgv(const ArgvInput& in) {
   // a key of its own, which escaping cannot prevent.
   if (def.os.machine.find('=') != std::string::npos)
     throw DiagnosticError(PlanError(def, def.os.line, "type", "invalid machine type '" + def.os.machine + "'"));
+  add_all(machine_args.before_machine);
   KeyValueBuilder machine(def.os.machine.empty() ? "pc" : def.os.machine);
   if (mem.machine_memory_backend) machine.Add("memory-backend", "pc.ram");
   if (mem.has_nvdimm) machine.AddBool("nvdimm", true);
   if (def.memory_backing.nosharepages) machine.AddBool("mem-merge", false);
+  for (const auto& [key, value] : machine_args.machine_props) machine.Add(key, std::string_view(value));
   a.Add("-machine", machine.str());
   a.Add("-accel", in.accel);
   if (!in.cpu_model.empty()) {
     if (in.cpu_model.find(',') != std::string::npos)
       throw DiagnosticError(PlanError(def, def.cpu.line, "model", "a CPU model name cannot contain ','"));
-    a.Add("-cpu", in.cpu_model);
+    std::string cpu = in.cpu_model;
+    for (const std::string& piece : machine_args.cpu_suffix) cpu += piece;
+    a.Add("-cpu", cpu);
   }
 
   std::string m = "size=" + std::to_string(mem.initial_bytes / kKiB) + "k";
@@ -109,7 +114,10 @@ std::vector<std::string> RenderArgv(const ArgvInput& in) {
   }
 
   if (!def.uuid.empty()) a.Add("-uuid", def.uuid);
-  a.Add("-display", "none");
+  add_all(machine_args.after_uuid);
+  bool display = false;
+  for (const domain::Graphics& g : def.devices.graphics) display |= g.type == "vnc" || g.type == "spice";
+  if (!display) a.Add("-display", "none");
   a.Add("-no-user-config");
   a.Add("-nodefaults");
   if (opts.qmp_fd >= 0 || !opts.qmp_socket.empty()) {
@@ -127,6 +135,7 @@ std::vector<std::string> RenderArgv(const ArgvInput& in) {
                           .AddBool("server", true).AddBool("wait", false).str());
     a.Add("-mon", "chardev=qmp-events,mode=control");
   }
+  add_all(machine_args.after_monitor);
   // Lifecycle: QEMU exits on a guest reboot only for on_reboot='destroy' (as libvirt renders it);
   // it stays after a guest poweroff or panic when someone decides what follows (`qlaunch run`,
   // like libvirt, always) or when the action is to preserve the guest.
@@ -137,7 +146,8 @@ std::vector<std::string> RenderArgv(const ArgvInput& in) {
   if (!def.os.kernel.empty()) a.Add("-kernel", def.os.kernel);
   if (!def.os.initrd.empty()) a.Add("-initrd", def.os.initrd);
   if (!def.os.cmdline.empty()) a.Add("-append", def.os.cmdline);
-  if (std::string order = BootOrder(def.os.boot); !order.empty()) a.Add("-boot", "order=" + order);
+  // libvirt 9.0: the order is in each device's bootindex (qemu_cmd/boot_order.h).
+  a.Add("-boot", def.os.bootmenu && *def.os.bootmenu ? "menu=on,strict=on" : "strict=on");
 
   size_t dev = 0;
   for (const MemoryBackend& b : mem.backends) {
@@ -146,11 +156,7 @@ std::vector<std::string> RenderArgv(const ArgvInput& in) {
     a.Add("-device", RenderMemoryDevice(mem.devices.at(dev++)));
   }
 
-  RenderDisks(def, &a.v());
-  RenderCharDevs(def, opts, &a.v());
-  if (def.devices.memballoon_model && *def.devices.memballoon_model == "virtio")
-    a.Add("-device", "virtio-balloon-pci,id=balloon0");
-  if (def.devices.panic) a.Add("-device", "pvpanic");  // ISA, port 0x505
+  for (std::string& arg : RenderDevicePlan(PlanDevices(dctx))) a.Add(std::move(arg));
   if (caps.sandbox) a.Add("-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
   return std::move(a.v());
 }

@@ -33,7 +33,5 @@ std::vector<std::string> RenderArgv(const ArgvInput& in);
 // "-smp" value: N[,maxcpus=M],sockets=S[,dies=D][,clusters=C],cores=C,threads=T.
 std::string RenderSmp(const domain::DomainDef& def, const QemuCaps& caps);
 
-// "-boot order=" letters for <boot dev> (hd c, cdrom d, network n, fd a); "" when none.
-std::string BootOrder(const std::vector<std::string>& devs);
 
 }  // namespace qlaunch::qemu

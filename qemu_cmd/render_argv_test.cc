@@ -29,11 +29,5 @@ TEST(RenderSmp, ClustersNeedQemu7) {
   EXPECT_THROW(RenderSmp(d, testing::Caps52()), DiagnosticError);
 }
 
-TEST(BootOrder, LettersInOrderWithoutRepeats) {
-  EXPECT_EQ(BootOrder({}), "");
-  EXPECT_EQ(BootOrder({"network", "hd"}), "nc");
-  EXPECT_EQ(BootOrder({"cdrom", "fd", "hd", "cdrom"}), "dac");
-}
-
 }  // namespace
 }  // namespace qlaunch::qemu

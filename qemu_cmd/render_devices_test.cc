@@ -18,10 +18,10 @@ TEST(DiskNameToIndex, LibvirtNaming) {
 TEST(RenderDisks, BusesAndControllers) {
   auto d = testing::MakeDomain();
   d.devices.disks = {
-      {"block", "disk", "raw", "/dev/vg/a", "hdb", "ide", false, 10},
-      {"file", "disk", "raw", "/img/b", "sdb", "sata", true, 11},
-      {"file", "cdrom", "raw", "", "sdc", "scsi", false, 12},
-      {"file", "disk", "raw", "/img/c", "sda", "scsi", false, 13},
+      testing::DiskOf("block", "disk", "raw", "/dev/vg/a", "hdb", "ide", false, 10),
+      testing::DiskOf("file", "disk", "raw", "/img/b", "sdb", "sata", true, 11),
+      testing::DiskOf("file", "cdrom", "raw", "", "sdc", "scsi", false, 12),
+      testing::DiskOf("file", "disk", "raw", "/img/c", "sda", "scsi", false, 13),
   };
   std::vector<std::string> argv;
   RenderDisks(d, &argv);
@@ -42,7 +42,7 @@ TEST(RenderDisks, BusesAndControllers) {
 
 TEST(RenderDisks, UnknownBusIsAnError) {
   auto d = testing::MakeDomain();
-  d.devices.disks = {{"file", "disk", "raw", "/img/a", "fda", "fdc", false, 10}};
+  d.devices.disks = {testing::DiskOf("file", "disk", "raw", "/img/a", "fda", "fdc", false, 10)};
   std::vector<std::string> argv;
   try {
     RenderDisks(d, &argv);
@@ -55,11 +55,11 @@ TEST(RenderDisks, UnknownBusIsAnError) {
 TEST(RenderCharDevs, Types) {
   auto d = testing::MakeDomain();
   d.devices.chardevs = {
-      {"serial", "pty", "", "isa-serial", 1},
-      {"serial", "null", "", "isa-serial", 2},
-      {"serial", "unix", "/run/a,b.sock", "isa-serial", 3},
-      {"console", "pty", "", "serial", 4},       // the same device as serial0: skipped
-      {"console", "stdio", "", "virtio", 5},
+      testing::CharDevOf("serial", "pty", "", "isa-serial", 1),
+      testing::CharDevOf("serial", "null", "", "isa-serial", 2),
+      testing::CharDevOf("serial", "unix", "/run/a,b.sock", "isa-serial", 3),
+      testing::CharDevOf("console", "pty", "", "serial", 4),       // the same device as serial0: skipped
+      testing::CharDevOf("console", "stdio", "", "virtio", 5),
   };
   std::vector<std::string> argv;
   RenderCharDevs(d, PlanOptions{}, &argv);
@@ -76,7 +76,7 @@ TEST(RenderCharDevs, Types) {
 
 TEST(RenderCharDevs, ConsoleAloneIsTheSerialPort) {
   auto d = testing::MakeDomain();
-  d.devices.chardevs = {{"console", "file", "/var/log/c.log", "serial", 1}};
+  d.devices.chardevs = {testing::CharDevOf("console", "file", "/var/log/c.log", "serial", 1)};
   std::vector<std::string> argv;
   RenderCharDevs(d, PlanOptions{}, &argv);
   EXPECT_EQ(argv, (std::vector<std::string>{"-chardev", "file,id=charserial0,path=/var/log/c.log", "-serial",

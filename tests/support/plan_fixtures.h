@@ -156,4 +156,30 @@ inline domain::HugePage Page(uint64_t size, std::optional<IdSet> guest_nodes = s
   return p;
 }
 
+// Devices by position, as the tests wrote them before the models grew.
+inline domain::Disk DiskOf(std::string type, std::string device, std::string driver, std::string source,
+                           std::string dev, std::string bus, bool readonly, int line) {
+  domain::Disk d;
+  d.type = type;
+  d.device = device;
+  d.driver_type = driver;
+  d.source = source;
+  d.target_dev = dev;
+  d.target_bus = bus;
+  d.readonly = readonly;
+  d.line = line;
+  return d;
+}
+
+inline domain::CharDev CharDevOf(std::string kind, std::string type, std::string path, std::string target_type,
+                                 int line) {
+  domain::CharDev c;
+  c.kind = kind;
+  c.type = type;
+  c.path = path;
+  c.target_type = target_type;
+  c.line = line;
+  return c;
+}
+
 }  // namespace qlaunch::testing

@@ -23,6 +23,7 @@
 
 #include "domain/memory_totals.h"
 #include "launcher/cgroup.h"
+#include "launcher/device_host.h"
 #include "launcher/file_labels.h"
 #include "launcher/inputs.h"
 #include "launcher/pool_lock.h"
@@ -286,7 +287,9 @@ StartReport StartDomain(const StartOptions& opts) {
   interrupt.ThrowIfInterrupted();
   t.Mark(Phase::kProbe);
 
+  DeviceHostSide device_host(def, state.root(), qemu_user);  // decided and checked; made after pre-flight
   qemu::PlanOptions popts;
+  popts.devices = device_host.resources();
   popts.prealloc = opts.prealloc;
   QmpListener qmp_listener;  // its fd number goes into the argv
   popts.qmp_socket = (dir / "qmp.sock").string();
@@ -369,35 +372,9 @@ StartReport StartDomain(const StartOptions& opts) {
   if (cgroup) claim->WriteFile("cgroup", cgroup->dir().string() + "\n");
   claim->WriteFile("domain.xml", ReadWholeFile(opts.domain_xml));
   claim->WriteFile("plan.json", qemu::ToJson(plan).dump(2) + "\n");
-  {
-    std::vector<fs::path> roots;
-    for (const auto& [size, mount] : host.hugetlbfs_mounts) roots.emplace_back(mount);
-    // <state>/.ram (shared, root's, 0755) holds each domain's memory backing dir, made below,
-    // for the domains that have one.
-    const fs::path ram_root = fs::path(popts.memory_backing_dir).parent_path();
-    for (const auto& b : plan.backends)
-      if (fs::path(b.mem_path).lexically_normal() == fs::path(popts.memory_backing_dir).lexically_normal()) {
-        std::error_code ram_ec;
-        fs::create_directories(ram_root, ram_ec);
-        if (ram_ec) throw std::runtime_error("cannot create " + ram_root.string() + ": " + ram_ec.message());
-        break;
-      }
-    roots.push_back(ram_root);
-    std::set<fs::path> mem_paths;
-    for (const auto& b : plan.backends) mem_paths.insert(fs::path(b.mem_path).lexically_normal());
-    for (const fs::path& d : MissingMemPathDirs(plan, roots)) {
-      std::error_code ec;
-      fs::create_directory(d, ec);
-      if (ec) throw std::runtime_error("cannot create mem-path directory " + d.string() + ": " + ec.message());
-      // The domain's own directories go with it, and belong to QEMU's user (mode 0700); shared
-      // parents (<hugetlbfs>/qlaunch, <state>/.ram) stay, root's, 0755.
-      if (!mem_paths.count(d)) continue;
-      claim->AddCleanupPath(d);
-      if ((qemu_user.change && ::chown(d.c_str(), qemu_user.uid, qemu_user.gid) != 0) || ::chmod(d.c_str(), 0700) != 0)
-        throw std::runtime_error("cannot give mem-path directory " + d.string() + " to " + report.user + ": " +
-                                 std::strerror(errno));
-    }
-  }
+  MakeMemPathDirs(plan, host, popts.memory_backing_dir, qemu_user, &*claim);
+  device_host.Create();
+  claim->WriteFile("devices.json", device_host.Summary().dump(2) + "\n");
   interrupt.ThrowIfInterrupted();
   FaultPoint("preflight", nullptr);
   t.Mark(Phase::kPreflight);
@@ -432,6 +409,7 @@ StartReport StartDomain(const StartOptions& opts) {
     spec.inherit_fds = fd_reservation.fds();
     spec.inherit_fds.push_back(qmp_listener.fd());
     if (events_listener) spec.inherit_fds.push_back(events_listener->fd());
+    spec.inherit_fds.insert(spec.inherit_fds.end(), device_host.fds().begin(), device_host.fds().end());
     spec.affinity = narrowed = PreallocAffinity(plan, caps, host);
     if (qemu_user.change) spec.drop = DropTo{qemu_user.uid, qemu_user.gid, qemu_user.groups};
     // <locked/>: QEMU mlocks all guest memory, which an unprivileged user may only do within
@@ -442,6 +420,7 @@ StartReport StartDomain(const StartOptions& opts) {
     if (cgroup) spec.cgroup_procs_fd = cgroup->procs_fd();
     qemu_proc = QemuProcess::Spawn(spec);
     qmp_listener.Close();  // QEMU has it; if QEMU dies, our connection is reset at once
+    device_host.HandedOver();
     if (events_listener) events_listener->Close();
     interrupt.OnInterrupt([&qemu_proc] { qemu_proc->SendKill(); });
     claim->RecordQemu(qemu_proc->ref());
@@ -503,6 +482,7 @@ StartReport StartDomain(const StartOptions& opts) {
   interrupt.ClearActions();
   qmp.reset();
   claim->Commit();
+  device_host.Keep();
   qemu_proc->Detach();
   report.pid = qemu_proc->pid();
   t.Finish();

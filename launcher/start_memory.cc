@@ -1,8 +1,19 @@
 #include "launcher/start_memory.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "launcher/preflight.h"
 #include "prealloc/worker_plan.h"
 
 namespace qlaunch::launcher {
+
+namespace fs = std::filesystem;
 
 std::unique_ptr<LauncherMemory> LauncherMemory::Create(const qemu::LaunchPlan& plan,
                                                        const numa::HostTopology& host) {
@@ -65,6 +76,37 @@ void LauncherMemory::Release() {
     worker_.join();
   }
   memory_.Release();  // unmaps before closing: QEMU's copies of the memfds keep the pages
+}
+
+void MakeMemPathDirs(const qemu::LaunchPlan& plan, const numa::HostTopology& host,
+                     const std::string& memory_backing_dir, const QemuUser& qemu_user, StateClaim* claim) {
+  std::vector<fs::path> roots;
+  for (const auto& [size, mount] : host.hugetlbfs_mounts) roots.emplace_back(mount);
+  // <state>/.ram (shared, root's, 0755) holds each domain's memory backing dir, made below,
+  // for the domains that have one.
+  const fs::path ram_root = fs::path(memory_backing_dir).parent_path();
+  for (const auto& b : plan.backends)
+    if (fs::path(b.mem_path).lexically_normal() == fs::path(memory_backing_dir).lexically_normal()) {
+      std::error_code ram_ec;
+      fs::create_directories(ram_root, ram_ec);
+      if (ram_ec) throw std::runtime_error("cannot create " + ram_root.string() + ": " + ram_ec.message());
+      break;
+    }
+  roots.push_back(ram_root);
+  std::set<fs::path> mem_paths;
+  for (const auto& b : plan.backends) mem_paths.insert(fs::path(b.mem_path).lexically_normal());
+  for (const fs::path& d : MissingMemPathDirs(plan, roots)) {
+    std::error_code ec;
+    fs::create_directory(d, ec);
+    if (ec) throw std::runtime_error("cannot create mem-path directory " + d.string() + ": " + ec.message());
+    // The domain's own directories go with it, and belong to QEMU's user (mode 0700); shared
+    // parents (<hugetlbfs>/qlaunch, <state>/.ram) stay, root's, 0755.
+    if (!mem_paths.count(d)) continue;
+    claim->AddCleanupPath(d);
+    if ((qemu_user.change && ::chown(d.c_str(), qemu_user.uid, qemu_user.gid) != 0) || ::chmod(d.c_str(), 0700) != 0)
+      throw std::runtime_error("cannot give mem-path directory " + d.string() + " to " + (qemu_user.user + ":" + qemu_user.group) + ": " +
+                               std::strerror(errno));
+  }
 }
 
 }  // namespace qlaunch::launcher

@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "launcher/qemu_user.h"
+#include "launcher/state_dir.h"
 #include "numa/host_topology.h"
 #include "prealloc/populate.h"
 #include "prealloc/prepared_memory.h"
@@ -49,5 +51,11 @@ class LauncherMemory {
   prealloc::PopulateResult result_;
   std::exception_ptr error_;
 };
+
+// Makes the mem-path directories the plan's file backends need (MissingMemPathDirs): the
+// domain's own go with it (cleanup paths of the claim) and belong to QEMU's user, mode 0700;
+// shared parents (<hugetlbfs>/qlaunch, <state>/.ram) stay, root's, 0755.
+void MakeMemPathDirs(const qemu::LaunchPlan& plan, const numa::HostTopology& host,
+                     const std::string& memory_backing_dir, const QemuUser& qemu_user, StateClaim* claim);
 
 }  // namespace qlaunch::launcher

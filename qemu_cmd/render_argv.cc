@@ -6,7 +6,6 @@
 #include "qemu_cmd/machine_plan.h"
 #include "qemu_cmd/option_escape.h"
 #include "qemu_cmd/plan_diagnostic.h"
-#include "qemu_cmd/render_devices.h"
 #include "qemu_cmd/render_object.h"
 
 namespace qlaunch::qemu {

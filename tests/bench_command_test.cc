@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "support/launch_env.h"
+#include "support/libvirt.h"
 
 namespace qlaunch::testing {
 namespace {
@@ -18,14 +19,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-// "" when `virsh -c URI uri` answers, else why not.
-std::string LibvirtUnreachable(const std::string& uri = "qemu:///system") {
-  if (::access("/usr/bin/virsh", X_OK) != 0) return "virsh is missing (scripts/setup installs libvirt-clients)";
-  RunResult r = RunningProcess({"/usr/bin/virsh", "-c", uri, "uri"}, {}).Wait(std::chrono::seconds(30));
-  if (r.exit_code == 0) return "";
-  return "libvirtd does not answer on " + uri + "; start it with scripts/libvirt-up (as root): " + r.Describe();
-}
 
 // The bench's private directories (<tmp>/qlaunch-bench-*) that exist now.
 std::set<std::string> BenchDirs() {

@@ -12,7 +12,7 @@
 namespace qlaunch::testing {
 namespace {
 
-const std::string kXml = std::string(QLAUNCH_SOURCE_DIR) + "/tests/fixtures/virtinst/q35-qcow2-user-vnc.xml";
+const std::string kXml = std::string(QLAUNCH_SOURCE_DIR) + "/tests/fixtures/virtinst/q35-virtio-user-vnc.xml";
 
 // Each "FILE:LINE: warning: ..." line of stderr with how often it appears.
 std::map<std::string, int> Warnings(const std::string& err) {

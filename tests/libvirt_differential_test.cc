@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/libvirt.h"
 #include "support/qemu_opts_split.h"
 #include "support/qlaunch_run.h"
 #include "support/shell_words.h"
@@ -33,8 +34,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-constexpr const char* kVirsh = "/usr/bin/virsh";
-constexpr const char* kUri = "qemu:///system";
 
 fs::path SourceDir() { return QLAUNCH_SOURCE_DIR; }
 
@@ -43,16 +42,6 @@ RunResult Run(const std::vector<std::string>& argv, const Env& env = {}) {
   return p.Wait(60s);
 }
 
-// "" when libvirtd answers on qemu:///system, else why not (asked once per test binary).
-const std::string& LibvirtUnreachable() {
-  static const std::string why = []() -> std::string {
-    if (!fs::exists(kVirsh)) return std::string(kVirsh) + " is missing (scripts/setup installs libvirt-clients)";
-    RunResult r = Run({kVirsh, "-c", kUri, "version"});
-    if (r.exit_code == 0) return "";
-    return "libvirtd does not answer on qemu:///system; start it with scripts/libvirt-up (as root): " + r.Describe();
-  }();
-  return why;
-}
 
 // One capability cache for the whole binary, so QEMU is probed once and nothing is written to
 // the user's own cache.
@@ -284,7 +273,7 @@ struct BothSides {
 };
 
 BothSides RunBoth(const fs::path& xml) {
-  return {Run({kVirsh, "-c", kUri, "domxml-to-native", "qemu-argv", xml.string()}),
+  return {Run({kVirsh, "-c", kLibvirtUri, "domxml-to-native", "qemu-argv", xml.string()}),
           // Difference 7, --prealloc qemu: QEMU preallocates, as under libvirt (auto hands shared hugetlb memfds to
           // qlaunch's own preallocator, which libvirt has not; docs/planner.md).
           RunQlaunch({"domxml-to-native", "--format", "json", "--prealloc", "qemu", xml.string()},

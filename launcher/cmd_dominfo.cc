@@ -43,9 +43,11 @@ json Info(const StateDir& state, const std::string& name) {
               {"user", Trimmed(Slurp(dir / "user"))},
               {"vcpus", def.vcpu.count},
               {"memory_bytes", def.memory_bytes},
-              // Devices qlaunch does not start yet: none to report.
               {"graphics", json::array()},
               {"interfaces", json::array()}};
+  json devices = ReadDevicesJson(state, name);
+  out["graphics"] = devices.value("graphics", json::array());
+  out["interfaces"] = devices.value("interfaces", json::array());
   std::set<uint64_t> page_sizes;
   std::set<std::string> prealloc;
   std::vector<BackendRef> refs;
@@ -107,6 +109,13 @@ int Run(const Options& o) {
   for (uint64_t s : info["page_sizes"]) sizes += (sizes.empty() ? "" : ", ") + (s ? Bytes(s) : std::string("4 KiB"));
   row("Page sizes:", sizes);
   row("Preallocation:", info["prealloc"]);
+  for (const json& g : info["graphics"])
+    row("Graphics:", g.value("type", "") + " " + g.value("listen", "") + ":" + std::to_string(g.value("port", 0)));
+  for (const json& n : info["interfaces"]) {
+    std::string where = n.value("tap", "").empty() ? "" : ", tap " + n.value("tap", "");
+    if (!n.value("bridge", "").empty()) where += " on " + n.value("bridge", "");
+    row("Interface:", n.value("mac", "") + " " + n.value("model", "") + " (" + n.value("type", "") + where + ")");
+  }
   for (const auto& [what, key] : {std::pair{"Planned on:", "planned_by_node"}, {"Resident on:", "memory_by_node"}}) {
     std::string s;
     for (auto it = info[key].begin(); it != info[key].end(); ++it)

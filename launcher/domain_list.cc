@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +23,12 @@ std::string QueryStatus(const std::string& socket, std::chrono::milliseconds tim
   }
 }
 
+nlohmann::json ReadDevicesJson(const StateDir& state, const std::string& name) {
+  std::ifstream in(state.DomainDir(name) / "devices.json");
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  return j.is_object() ? j : nlohmann::json::object();
+}
+
 std::vector<DomainEntry> ListDomains(const StateDir& state, std::chrono::milliseconds qmp_timeout) {
   std::vector<DomainEntry> out;
   for (const std::string& name : state.Names()) {
@@ -40,6 +47,7 @@ std::vector<DomainEntry> ListDomains(const StateDir& state, std::chrono::millise
       e.vcpus = def.vcpu.count;
     } catch (const std::exception&) {
     }
+    e.devices = ReadDevicesJson(state, name);
     e.pid = st.qemu_alive ? st.qemu->pid : 0;
     if (st.kind == DomainStatus::Kind::kStarting) e.state = "starting";
     else if (st.kind == DomainStatus::Kind::kRunning)
@@ -54,7 +62,9 @@ nlohmann::json ToJson(const std::vector<DomainEntry>& domains) {
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& d : domains) {
     nlohmann::json pid = d.pid > 0 ? nlohmann::json(d.pid) : nlohmann::json(nullptr);
-    arr.push_back({{"name", d.name}, {"pid", pid}, {"state", d.state}, {"memory_bytes", d.memory_bytes}, {"vcpus", d.vcpus}});
+    arr.push_back({{"name", d.name}, {"pid", pid}, {"state", d.state}, {"memory_bytes", d.memory_bytes}, {"vcpus", d.vcpus},
+                   {"graphics", d.devices.value("graphics", nlohmann::json::array())},
+                   {"interfaces", d.devices.value("interfaces", nlohmann::json::array())}});
   }
   return arr;
 }

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include "launcher/state_dir.h"
 
@@ -22,7 +22,14 @@ struct DomainEntry {
                       // `qlaunch start` is still at work; "unknown" when QMP does not answer
   uint64_t memory_bytes = 0;  // from its domain.xml; 0 when unknown
   unsigned vcpus = 0;
+  // What its devices got on the host (the state's devices.json, launcher/device_host.h):
+  // [{"type","listen","port"}] and [{"type","model","mac","tap","bridge"}]; empty when none.
+  nlohmann::json devices = nlohmann::json::object();
 };
+
+// The state's devices.json of a domain: {"graphics": [...], "interfaces": [...]} (each absent
+// when the domain has none); {} when the file is missing or unreadable.
+nlohmann::json ReadDevicesJson(const StateDir& state, const std::string& name);
 
 // qmp_timeout bounds the QMP exchange with each domain.
 std::vector<DomainEntry> ListDomains(const StateDir& state, std::chrono::milliseconds qmp_timeout);
@@ -30,7 +37,8 @@ std::vector<DomainEntry> ListDomains(const StateDir& state, std::chrono::millise
 // QMP query-status of the QEMU behind `socket`: its "status", or "unknown" on any failure.
 std::string QueryStatus(const std::string& socket, std::chrono::milliseconds timeout);
 
-// [{"name", "pid", "state", "memory_bytes", "vcpus"}, ...]; pid is null while unknown.
+// [{"name", "pid", "state", "memory_bytes", "vcpus", "graphics", "interfaces"}, ...]; pid is
+// null while unknown.
 nlohmann::json ToJson(const std::vector<DomainEntry>& domains);
 // " Pid  Name  State  Memory  vCPUs" like `virsh list` (with dominfo's two columns).
 std::string ToTable(const std::vector<DomainEntry>& domains);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 
@@ -16,6 +18,24 @@ TEST(Understood, TableIsATreeRootedAtDomain) {
     size_t slash = e.path.rfind('/');
     if (slash != std::string_view::npos) {
       EXPECT_TRUE(paths.contains(e.path.substr(0, slash))) << e.path << " listed before its parent";
+    }
+  }
+}
+
+// The fuzzer's dictionary (tests/fuzz/domain.dict) names every element and attribute qlaunch
+// reads, so that the fuzzer reaches each family's parser.
+TEST(Understood, EveryNameIsInTheFuzzDictionary) {
+  std::ifstream in(std::string(QLAUNCH_SOURCE_DIR) + "/tests/fuzz/domain.dict");
+  std::string dict((std::istreambuf_iterator<char>(in)), {});
+  ASSERT_FALSE(dict.empty());
+  for (const UnderstoodElement& e : UnderstoodElements()) {
+    std::string_view name = e.path.substr(e.path.rfind('/') + 1);
+    EXPECT_NE(dict.find("\"<" + std::string(name) + ">\""), std::string::npos) << "<" << name << "> (" << e.path << ")";
+    std::string_view attrs = e.attributes;
+    while (!attrs.empty()) {
+      std::string_view a = attrs.substr(0, attrs.find(' '));
+      EXPECT_NE(dict.find("\"" + std::string(a) + "='\""), std::string::npos) << a << "= (" << e.path << ")";
+      attrs.remove_prefix(std::min(attrs.size(), a.size() + 1));
     }
   }
 }

@@ -34,8 +34,8 @@ std::string NetdevArg(const DeviceContext& ctx, const domain::Interface& nic, si
   const std::string id = "hostnet" + std::to_string(i);
   if (nic.type == "user") return KeyValueBuilder("user").Add("id", std::string_view(id)).str();
   if (int fd = FdOf(ctx, i); fd >= 0) return KeyValueBuilder("tap").Add("fd", fd).Add("id", std::string_view(id)).str();
-  if (nic.type == "bridge")  // qemu-bridge-helper creates the tap and attaches it
-    return KeyValueBuilder("bridge").Add("id", std::string_view(id)).Add("br", std::string_view(nic.source_bridge)).str();
+  // QEMU opens the tap itself; for a bridge it is left for the user to attach (-netdev bridge
+  // would spawn qemu-bridge-helper, which -sandbox spawn=deny forbids).
   KeyValueBuilder tap("tap");
   tap.Add("id", std::string_view(id));
   if (!nic.target_dev.empty()) tap.Add("ifname", std::string_view(nic.target_dev));
@@ -88,12 +88,12 @@ std::vector<Diagnostic> NetPlanNotes(const DeviceContext& ctx) {
   for (size_t i = 0; i < nics.size(); ++i) {
     const domain::Interface& nic = nics[i];
     if (nic.type == "user" || FdOf(ctx, i) >= 0) continue;
-    std::string what = nic.type == "bridge"
-                           ? "-netdev bridge: QEMU's qemu-bridge-helper creates the tap and attaches it to '" +
-                                 nic.source_bridge + "' (it needs 'allow " + nic.source_bridge +
-                                 "' in /etc/qemu/bridge.conf); `qlaunch start` opens the tap itself and passes fd="
-                           : "-netdev tap,script=no: QEMU opens the tap itself (needs CAP_NET_ADMIN); `qlaunch start` "
-                             "opens it and passes fd=";
+    const std::string tap = nic.target_dev.empty() ? "the tap QEMU names tapN" : "tap '" + nic.target_dev + "'";
+    std::string what = "-netdev tap,script=no: QEMU opens " + tap + " itself (needs CAP_NET_ADMIN)";
+    if (nic.type == "bridge")
+      what += " and nothing attaches it to bridge '" + nic.source_bridge + "' (ip link set TAP master " +
+              nic.source_bridge + " up)";
+    what += "; `qlaunch start` opens the tap, sets it up as libvirt does and passes fd=";
     notes.push_back(PlanWarning(*ctx.def, nic.line, "interface", "hostnet" + std::to_string(i) + ": " + what));
   }
   return notes;

@@ -78,7 +78,8 @@ TEST(PlanNetDevices, WithoutResourcesQemuDoesItAlone) {
   auto auto_tap = NicOf("ethernet", "virtio", "", 13);
   d.devices.interfaces.push_back(auto_tap);
   auto evil = NicOf("bridge", "virtio", "52:54:00:00:00:09", 14);
-  evil.source_bridge = "b,script=/x";  // (the parser refuses it; the planner must still escape)
+  evil.source_bridge = "br0";
+  evil.target_dev = "b,script=/x";  // (the parser refuses it; the planner must still escape)
   d.devices.interfaces.push_back(evil);
   QemuCaps caps = testing::Caps72();
   PlanOptions opts;
@@ -86,15 +87,15 @@ TEST(PlanNetDevices, WithoutResourcesQemuDoesItAlone) {
   std::vector<PlannedDevice> devs;
   PlanNetDevices(ctx, &devs);
   ASSERT_EQ(devs.size(), 5u);
-  EXPECT_EQ(devs[0].host_args.at(0).value, "bridge,id=hostnet0,br=br0");
+  EXPECT_EQ(devs[0].host_args.at(0).value, "tap,id=hostnet0,script=no,downscript=no");
   EXPECT_EQ(devs[1].host_args.at(0).value, "user,id=hostnet1");
   EXPECT_EQ(devs[2].host_args.at(0).value, "tap,id=hostnet2,ifname=qlhtap7,script=no,downscript=no");
   EXPECT_EQ(devs[3].host_args.at(0).value, "tap,id=hostnet3,script=no,downscript=no");
-  EXPECT_EQ(devs[4].host_args.at(0).value, "bridge,id=hostnet4,br=b,,script=/x");
+  EXPECT_EQ(devs[4].host_args.at(0).value, "tap,id=hostnet4,ifname=b,,script=/x,script=no,downscript=no");
   auto notes = NetPlanNotes(ctx);
   ASSERT_EQ(notes.size(), 4u);  // every interface but the user one
   EXPECT_EQ(notes[0].line, 10);
-  EXPECT_NE(notes[0].message.find("bridge.conf"), std::string::npos);
+  EXPECT_NE(notes[0].message.find("master br0"), std::string::npos);
   EXPECT_NE(notes[1].message.find("CAP_NET_ADMIN"), std::string::npos);
 }
 

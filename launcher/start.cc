@@ -138,11 +138,13 @@ std::unique_ptr<qemu::QmpClient> ConnectQmp(const fs::path& socket, milliseconds
   }
 }
 
+// Before cont: the plan's device state commands (set_link ...), then the thread-contexts.
 // Thread-contexts only serve preallocation: once it is done, delete them so their idle threads
 // go (libvirt does the object-del too). A backend's prealloc-context is a strong QOM link, so
 // object-del alone leaves the object, and its thread, alive as long as a backend points at it:
 // clear those links first. Failures are warnings; the guest runs either way.
-void DropThreadContexts(qemu::QmpClient& qmp, const qemu::LaunchPlan& plan, milliseconds timeout) {
+void BeforeCont(qemu::QmpClient& qmp, const qemu::LaunchPlan& plan, milliseconds timeout) {
+  for (const auto& c : plan.before_cont) qmp.Execute(c.execute, nlohmann::json::parse(c.arguments_json), timeout);
   auto attempt = [&](const std::string& what, const std::string& command, const nlohmann::json& args) {
     try {
       qmp.Execute(command, args, timeout);
@@ -453,7 +455,7 @@ StartReport StartDomain(const StartOptions& opts) {
     }
     t.Mark(Phase::kPrealloc);
 
-    DropThreadContexts(*qmp, plan, qmp_timeout);
+    BeforeCont(*qmp, plan, qmp_timeout);
     FaultPoint("cont", qemu_proc.get());
     qmp->Execute("cont", nullptr, qmp_timeout);
     WaitRunning(*qmp, qmp_timeout);

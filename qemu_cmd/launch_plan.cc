@@ -79,6 +79,10 @@ nlohmann::json ToJson(const LaunchPlan& plan) {
   for (const auto& p : plan.pool_needs) pools.push_back({{"node", p.node}, {"page_bytes", p.page_bytes}, {"pages", p.pages}});
   Json out;
   out["argv"] = plan.argv;
+  nlohmann::json before_cont = nlohmann::json::array();
+  for (const auto& c : plan.before_cont)
+    before_cont.push_back({{"execute", c.execute}, {"arguments", nlohmann::json::parse(c.arguments_json)}});
+  out["qmp_before_cont"] = before_cont;
   out["backends"] = std::move(backends);
   out["thread_contexts"] = std::move(contexts);
   out["pool_needs"] = std::move(pools);

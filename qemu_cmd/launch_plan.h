@@ -90,6 +90,11 @@ struct LaunchPlan {
   std::vector<PoolNeed> pool_needs;
 
   uint64_t initial_memory_bytes = 0;  // what -m size= says (boot memory, without DIMMs)
+
+  // QMP commands `qlaunch start` sends before `cont`, for device state QEMU has no option for
+  // (e.g. set_link for <link state='down'/>, as libvirt does).
+  struct QmpCommand { std::string execute; std::string arguments_json; };
+  std::vector<QmpCommand> before_cont;
 };
 
 const char* ToString(BackendType t);

@@ -3,6 +3,7 @@
 #include "qemu_cmd/plan_diagnostic.h"
 
 #include "qemu_cmd/memory_plan.h"
+#include "qemu_cmd/net_plan.h"
 #include "qemu_cmd/render_argv.h"
 #include "qemu_cmd/thread_context_plan.h"
 
@@ -63,6 +64,10 @@ LaunchPlan PlanLaunch(const domain::DomainDef& def, const numa::HostTopology& ho
   if (!caps.sandbox)
     plan.notes.push_back(PlanWarning(def, 0, "", "this QEMU has no -sandbox (seccomp); running without it"));
   plan.argv = RenderArgv(in);
+  const DeviceContext dctx{&def, &caps, &opts, IsQ35(def.os.machine)};
+  for (Diagnostic& d : NetPlanNotes(dctx)) plan.notes.push_back(std::move(d));
+  for (const std::string& nic : LinkDownNicIds(def))
+    plan.before_cont.push_back({"set_link", "{\"name\":\"" + nic + "\",\"up\":false}"});
 
   plan.initial_memory_bytes = memory.initial_bytes;
   plan.pool_needs = PoolNeeds(memory.backends);

@@ -159,6 +159,9 @@ std::vector<EffectiveController> EffectiveControllers(const domain::DomainDef& d
                !(c.def.type == "usb" && (c.def.master_startport || c.def.model.starts_with("ich9-")))) {
       Fail(def, x.line, "a second " + c.def.type + " controller with index " + std::to_string(*c.def.index));
     }
+    if (c.def.type == "pci" && (*c.def.index == 0) != (c.def.model == "pci-root" || c.def.model == "pcie-root"))
+      Fail(def, x.line, "The PCI controller with index='0' must be model='" + std::string(q35 ? "pcie-root" : "pci-root") +
+                            "' for this machine type, but model='" + c.def.model + "' was found instead");
     if (c.def.type == "usb" && c.def.model.empty()) c.def.model = q35 ? "qemu-xhci" : "piix3-uhci";
     if (c.def.type == "scsi" && c.def.model.empty()) c.def.model = "lsilogic";  // libvirt's x86 default
     Insert(&list, std::move(c));

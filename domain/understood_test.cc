@@ -45,7 +45,8 @@ TEST(Understood, LooksUpPathsAndAttributes) {
   ASSERT_TRUE(cell);
   EXPECT_NE(cell->attributes.find("memAccess"), std::string_view::npos);
   EXPECT_TRUE(FindUnderstood("domain/devices/memory/target/node"));
-  EXPECT_FALSE(FindUnderstood("domain/devices/controller"));
+  EXPECT_TRUE(FindUnderstood("domain/devices/controller"));
+  EXPECT_FALSE(FindUnderstood("domain/devices/controller/driver"));
   EXPECT_FALSE(FindUnderstood("domain/clock"));
   EXPECT_FALSE(FindUnderstood("domain/cpu/cell"));  // paths are exact, not by element name
 }

@@ -68,6 +68,7 @@ struct PlannedDevice {
   // PCI placement: pci devices get bus/addr from AssignPciAddresses, or keep address.
   bool pci = false;
   PciRank rank = PciRank::kOther;
+  int pci_order = 0;                   // within a rank: libvirt's order (lower first; ties keep argv order)
   domain::DeviceAddress address;       // as the XML gives it (type "" = none)
   std::optional<PciSlot> slot;         // the result
   std::string element;                 // for diagnostics: "interface", "disk", ...

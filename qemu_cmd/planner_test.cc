@@ -327,6 +327,7 @@ TEST(PlanLaunch, FullArgvOnNewQemu) {
       "-chardev", "socket,id=qmp,path=/run/qlaunch/vm1/qmp.sock,server=on,wait=off",
       "-mon", "chardev=qmp,mode=control",
       "-boot", "strict=on",  // the order is in each device's bootindex
+      "-device", "piix3-usb-uhci,id=usb,bus=pci.0,addr=0x1.0x2",  // pc's default USB, as libvirt adds it
       "-device", "virtio-balloon-pci,id=balloon0",
       "-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny",
   };
@@ -420,8 +421,10 @@ TEST(PlanLaunch, UserStringsCannotAddOptions) {
   auto obj = QemuOptsPairs(value("-object"));
   ASSERT_GE(obj.size(), 3u);
   EXPECT_EQ(obj[2], (std::pair<std::string, std::string>{"mem-path", "/dev/hugepages/qlaunch/" + evil}));
-  // No -device beyond what the plan itself adds (none here), no stray "-device foo".
-  EXPECT_EQ(std::count(plan.argv.begin(), plan.argv.end(), "-device"), 0);
+  // No -device beyond what the plan itself adds (the default USB controller of pc, as libvirt
+  // adds it), no stray "-device foo".
+  EXPECT_EQ(std::count(plan.argv.begin(), plan.argv.end(), "-device"), 1);
+  EXPECT_NE(std::find(plan.argv.begin(), plan.argv.end(), "piix3-usb-uhci,id=usb,bus=pci.0,addr=0x1.0x2"), plan.argv.end());
 
   // With JSON objects the path is a JSON string: nothing to escape, nothing to inject.
   plan = PlanLaunch(d, TwoNodeHost(), Caps72(), opts);
@@ -455,6 +458,7 @@ TEST(PlanLaunch, DirectKernelDisksAndSerial) {
       "-initrd", "/boot/initrd.img",
       "-append", "console=ttyS0 root=/dev/vda,x",  // a plain argument: no escaping
       "-boot", "strict=on",
+      "-device", "piix3-usb-uhci,id=usb,bus=pci.0,addr=0x1.0x2",
       "-drive", "file=/var/lib/a,,b.qcow2,format=qcow2,if=none,id=drive-vda",
       "-device", "virtio-blk-pci,drive=drive-vda,id=vda",
       "-drive", "file=/iso/x.iso,format=raw,if=none,id=drive-hdc,readonly=on",

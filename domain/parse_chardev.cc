@@ -14,8 +14,9 @@ std::optional<bool> OnOffAttr(ParseContext& ctx, const xmlNode* node, const char
   FailInvalidValue(ctx, node, name, *v, "expected on|off");
 }
 
-// <source> of a host side that is a socket, a file or a pty.
-void ParseSource(ParseContext& ctx, const xmlNode* node, CharDev* chr) {
+// <source> of a host side that is a socket, a file or a pty. Returns false when the element
+// is skipped (reported).
+bool ParseSource(ParseContext& ctx, const xmlNode* node, CharDev* chr) {
   const xmlNode* source = UniqueChild(ctx, node, "source");
   if (source) {
     chr->path = NodeAttr(source, "path").value_or("");  // pty: the live /dev/pts/N, ignored
@@ -43,10 +44,12 @@ void ParseSource(ParseContext& ctx, const xmlNode* node, CharDev* chr) {
     chr->protocol = "raw";
     if (const xmlNode* protocol = UniqueChild(ctx, node, "protocol")) {
       chr->protocol = NodeAttr(protocol, "type").value_or("raw");
-      Classify(ctx, protocol, "chardev protocol type", chr->protocol, {"raw", "telnet"}, {"telnets", "tls"});
-      if (chr->protocol != "raw" && chr->protocol != "telnet") chr->protocol = "raw";  // reported above
+      if (Classify(ctx, protocol, "chardev protocol type", chr->protocol, {"raw", "telnet"}, {"telnets", "tls"}) ==
+          Support::kNo)
+        return false;
     }
   }
+  return true;
 }
 
 // <target>: the guest side. Returns false when the element is skipped (reported).
@@ -95,7 +98,7 @@ std::optional<CharDev> ParseCharDev(ParseContext& ctx, const xmlNode* node) {
     return std::nullopt;
   if (chr.type == "spicevmc" && chr.kind != "channel")
     ctx.Fail(node, chr.kind + " type 'spicevmc' is only supported for a <channel> by qlaunch");
-  ParseSource(ctx, node, &chr);
+  if (!ParseSource(ctx, node, &chr)) return std::nullopt;
   if (!ParseTarget(ctx, node, &chr)) return std::nullopt;
   chr.address = ParseAddress(ctx, node);
   const bool virtio = chr.kind == "channel" || chr.target_type == "virtio";

@@ -247,7 +247,17 @@ void PlanCharDevices(const DeviceContext& ctx, std::vector<PlannedDevice>* out) 
     if (!c.target_name.empty()) d.props.push_back({"name", c.target_name});
     out->push_back(std::move(d));
   }
-  for (size_t i = 0, n = 0; i < chrs.size(); ++i) {
+  // libvirt inserts a stub console 0 for an ISA serial port 0 when the first <console> is not
+  // that port: the XML's consoles are then console1, console2, ...
+  size_t first_console = 0;
+  {
+    auto serial = std::find_if(chrs.begin(), chrs.end(), [](const CharDev& c) { return c.kind == "serial"; });
+    auto console = std::find_if(chrs.begin(), chrs.end(), [](const CharDev& c) { return c.kind == "console"; });
+    if (serial != chrs.end() && serial->target_type == "isa-serial" &&
+        (console == chrs.end() || console->target_type != "serial"))
+      first_console = 1;
+  }
+  for (size_t i = 0, n = first_console; i < chrs.size(); ++i) {
     const CharDev& c = chrs[i];
     if (c.kind != "console") continue;
     const std::string id = "console" + std::to_string(n++);

@@ -226,7 +226,7 @@ TEST(Parser, UnsupportedElementsAndAttributesAreWarningsWithFileLineAndElement) 
                                      "  <controller type='usb'><driver queues='2'/></controller>\n"
                                      "  <graphics type='vnc'/>\n"
                                      "  <input type='tablet'/>\n"
-                                     "  <memballoon model='virtio' autodeflate='on'/>\n"
+                                     "  <memballoon model='virtio' freepagereporting='on'/>\n"
                                      "</devices>"),
                                  "w.xml");
   ASSERT_EQ(def.warnings.size(), 5u);  // the <controller> is understood; its <driver> is not
@@ -238,7 +238,7 @@ TEST(Parser, UnsupportedElementsAndAttributesAreWarningsWithFileLineAndElement) 
     EXPECT_EQ(def.warnings[i].line, lines[i]);
     EXPECT_EQ(def.warnings[i].element, elements[i]);
   }
-  EXPECT_NE(def.warnings[4].message.find("autodeflate"), std::string::npos);
+  EXPECT_NE(def.warnings[4].message.find("freepagereporting"), std::string::npos);
   EXPECT_EQ(def.warnings[1].ToString(), "w.xml:4: warning: <driver>: element not supported by qlaunch, ignored");
   EXPECT_EQ(def.devices.memballoon_model, "virtio");  // the element itself is understood
 }
@@ -247,7 +247,7 @@ TEST(Parser, UnsupportedValuesAreWarningsAndTheElementIsSkipped) {
   DomainDef def = ParseDomainXml(Doc("<devices>\n"
                                      "<disk type='network' device='disk'><target dev='vda' bus='virtio'/></disk>\n"
                                      "<disk type='file' device='floppy'><target dev='fda' bus='fdc'/></disk>\n"
-                                     "<serial type='tcp'/>\n"
+                                     "<serial type='udp'/>\n"
                                      "<memory model='virtio-mem'><target><size>1024</size></target></memory>\n"
                                      "<disk type='file'><source file='/a.img'/><target dev='vdb'/></disk>\n"
                                      "</devices>\n"
@@ -262,7 +262,7 @@ TEST(Parser, UnsupportedValuesAreWarningsAndTheElementIsSkipped) {
   EXPECT_EQ(def.warnings[0].line, 3);
   EXPECT_NE(def.warnings[0].message.find("disk type 'network'"), std::string::npos);
   EXPECT_NE(def.warnings[1].message.find("disk device 'floppy'"), std::string::npos);
-  EXPECT_NE(def.warnings[2].message.find("serial type 'tcp'"), std::string::npos);
+  EXPECT_NE(def.warnings[2].message.find("serial type 'udp'"), std::string::npos);
   EXPECT_NE(def.warnings[3].message.find("virtio-mem"), std::string::npos);
   EXPECT_NE(def.warnings[4].message.find("os type 'xen'"), std::string::npos);
 }

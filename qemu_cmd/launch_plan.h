@@ -69,7 +69,6 @@ struct PlanOptions {
                                    // (`start`); qmp_socket is then only where qlaunch connects
   std::string memory_backing_dir;  // for non-hugetlb file backends; default /run/qlaunch/<name>/ram
   int first_launcher_fd = 3;       // fd numbers for launcher-populated memfds start here
-  std::string log_file;            // serial of type pty -> file here, when set
   std::string emulator;            // argv[0] when caps.binary is empty (before the domain's <emulator>)
   bool supervised = false;         // `qlaunch run` watches QEMU: -no-shutdown, it acts on poweroff/crash
   int events_fd = -1;              // >= 0: a second QMP monitor on this listening fd, for the supervisor

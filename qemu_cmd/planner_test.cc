@@ -421,10 +421,12 @@ TEST(PlanLaunch, UserStringsCannotAddOptions) {
   auto obj = QemuOptsPairs(value("-object"));
   ASSERT_GE(obj.size(), 3u);
   EXPECT_EQ(obj[2], (std::pair<std::string, std::string>{"mem-path", "/dev/hugepages/qlaunch/" + evil}));
-  // No -device beyond what the plan itself adds (the default USB controller of pc, as libvirt
-  // adds it), no stray "-device foo".
-  EXPECT_EQ(std::count(plan.argv.begin(), plan.argv.end(), "-device"), 1);
-  EXPECT_NE(std::find(plan.argv.begin(), plan.argv.end(), "piix3-usb-uhci,id=usb,bus=pci.0,addr=0x1.0x2"), plan.argv.end());
+  // No -device beyond what the plan itself adds (as libvirt: pc's default USB controller, the
+  // serial port, the default balloon), no stray "-device foo".
+  EXPECT_EQ(std::count(plan.argv.begin(), plan.argv.end(), "-device"), 3);
+  EXPECT_EQ(value("-device", 0), "piix3-usb-uhci,id=usb,bus=pci.0,addr=0x1.0x2");
+  EXPECT_EQ(value("-device", 1), "isa-serial,id=serial0,chardev=charserial0,index=0");
+  EXPECT_EQ(value("-device", 2).rfind("virtio-balloon-pci,id=balloon0,bus=pci.0,addr=0x", 0), 0u) << value("-device", 2);
 
   // With JSON objects the path is a JSON string: nothing to escape, nothing to inject.
   plan = PlanLaunch(d, TwoNodeHost(), Caps72(), opts);
@@ -447,9 +449,7 @@ TEST(PlanLaunch, DirectKernelDisksAndSerial) {
   d.devices.disks.push_back(testing::DiskOf("file", "cdrom", "raw", "/iso/x.iso", "hdc", "ide", true, 51));
   d.devices.chardevs.push_back(testing::CharDevOf("serial", "pty", "", "isa-serial", 52));
   d.devices.chardevs.push_back(testing::CharDevOf("console", "pty", "", "serial", 53));
-  PlanOptions opts;
-  opts.log_file = "/run/qlaunch/vm1/serial.log";
-  LaunchPlan plan = PlanLaunch(d, TwoNodeHost(), Caps72(), opts);
+  LaunchPlan plan = PlanLaunch(d, TwoNodeHost(), Caps72(), PlanOptions{});
   auto pos = std::find(plan.argv.begin(), plan.argv.end(), "-kernel");
   ASSERT_NE(pos, plan.argv.end());
   std::vector<std::string> tail(pos, plan.argv.end());
@@ -463,8 +463,9 @@ TEST(PlanLaunch, DirectKernelDisksAndSerial) {
       "-device", "virtio-blk-pci,drive=drive-vda,id=vda",
       "-drive", "file=/iso/x.iso,format=raw,if=none,id=drive-hdc,readonly=on",
       "-device", "ide-cd,bus=ide.1,unit=0,drive=drive-hdc,id=hdc",
-      "-chardev", "file,id=charserial0,path=/run/qlaunch/vm1/serial.log",
-      "-serial", "chardev:charserial0",
+      "-chardev", "pty,id=charserial0",  // the <console> is the same port: one serial
+      "-device", "isa-serial,id=serial0,chardev=charserial0,index=0",
+      "-device", "virtio-balloon-pci,id=balloon0",  // no <memballoon>: libvirt's default
       "-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny",
   };
   EXPECT_EQ(tail, want);

@@ -17,6 +17,7 @@ struct Graphics {
   bool autoport = false;
   bool listen_none = false;  // <listen type='none'/>: no network listener
   std::string listen;        // <listen type='address' address=...> or listen=; "" = 127.0.0.1
+  std::string image_compression;  // spice <image compression=...> ("" = QEMU's default)
   int line = 0;
 };
 

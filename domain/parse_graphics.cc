@@ -74,6 +74,16 @@ std::optional<Graphics> ParseGraphics(ParseContext& ctx, const xmlNode* node) {
     if (!g.autoport && g.port && *g.port == 0) g.port.reset();
   }
   if (g.autoport) g.port.reset();
+  if (std::optional<std::string> tls = NodeAttr(node, "tlsPort"); tls && g.type == "spice" && TrimSpace(*tls) != "-1")
+    // libvirt with its default qemu.conf (spice_tls = 0) refuses it too; tlsPort='-1' (what
+    // virt-install writes) means no TLS port there.
+    ctx.Fail(node, "spice TLS port set in XML configuration, but TLS is disabled (qlaunch has no spice TLS)");
+  if (const xmlNode* image = UniqueChild(ctx, node, "image"); image && g.type == "spice") {
+    g.image_compression = RequiredAttr(ctx, image, "compression");
+    if (Classify(ctx, image, "spice image compression", g.image_compression,
+                 {"auto_glz", "auto_lz", "quic", "glz", "lz", "off"}, {}) == Support::kNo)
+      return std::nullopt;
+  }
   if (NodeAttr(node, "passwd")) {
     // libvirt sets it over QMP (set_password) once QEMU runs; qlaunch does not, and a display
     // without the password the user asked for would be open to anyone who can reach it.
@@ -158,7 +168,8 @@ std::optional<RedirDev> ParseRedirDev(ParseContext& ctx, const xmlNode* node) {
 
 std::span<const UnderstoodElement> UnderstoodGraphicsElements() {
   static constexpr UnderstoodElement kElements[] = {
-    {"domain/devices/graphics", "type port autoport listen passwd"},
+    {"domain/devices/graphics", "type port autoport listen passwd tlsPort"},
+    {"domain/devices/graphics/image", "compression"},
     {"domain/devices/graphics/listen", "type address"},
     {"domain/devices/video", ""},
     {"domain/devices/video/model", "type vram ram vgamem vram64 heads primary"},

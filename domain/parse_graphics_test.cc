@@ -74,6 +74,15 @@ TEST(ParseGraphics, UnsupportedAreReportedAndSkipped) {
   EXPECT_TRUE(Warned(Parse("<graphics type='vnc' keymap='de'/>"), "keymap"));
 }
 
+TEST(ParseGraphics, VirtInstallSpice) {
+  DomainDef d = Parse("<graphics type='spice' port='-1' tlsPort='-1' autoport='yes'>\n"
+                      "<image compression='off'/></graphics>");
+  ASSERT_EQ(d.devices.graphics.size(), 1u);
+  EXPECT_TRUE(d.devices.graphics[0].autoport);
+  EXPECT_EQ(d.devices.graphics[0].image_compression, "off");
+  EXPECT_TRUE(d.warnings.empty());
+}
+
 TEST(ParseGraphics, BadInputNamesTheLine) {
   struct Case {
     const char* xml;
@@ -88,6 +97,8 @@ TEST(ParseGraphics, BadInputNamesTheLine) {
            Case{"<graphics type='vnc' port='abc'/>", "cannot parse vnc port 'abc'", 3},
            Case{"<graphics type='vnc' port='5900x'/>", "cannot parse vnc port", 3},
            Case{"<graphics type='vnc' port='99999999999999999999'/>", "cannot parse vnc port", 3},
+           Case{"<graphics type='spice' tlsPort='5902'/>", "TLS is disabled", 3},
+           Case{"<graphics type='spice'>\n<image compression='zip'/></graphics>", "unknown spice image compression", 4},
            Case{"<graphics type='spice' port='70000'/>", "spice port must be in range [0,65535]", 3},
            Case{"<graphics type='vnc' autoport='maybe'/>", "autoport", 3},
            Case{"<graphics type='vga'/>", "unknown graphics type 'vga'", 3},

@@ -38,6 +38,7 @@ std::string SpiceValue(const domain::Graphics& g, int port) {
     spice.Add("port", 0);  // no TCP listener (listen type='none', or no port and no autoport)
   }
   spice.AddBool("disable-ticketing", true);  // qlaunch sets no passwords (parse_graphics.cc)
+  if (!g.image_compression.empty()) spice.Add("image-compression", std::string_view(g.image_compression));
   spice.AddBool("seamless-migration", true);
   return spice.str();
 }

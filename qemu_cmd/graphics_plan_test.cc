@@ -118,7 +118,10 @@ TEST(PlanGraphics, SpiceAsLibvirtRendersIt) {
   };
   domain::Graphics none = Gfx("spice", 5930, false);
   none.listen_none = true;
+  domain::Graphics image = Gfx("spice", std::nullopt, true);
+  image.image_compression = "off";  // virt-install's <image compression='off'/>
   for (const Case& c : {
+           Case{image, "port=5901,addr=127.0.0.1,disable-ticketing=on,image-compression=off,seamless-migration=on"},
            Case{Gfx("spice", std::nullopt, true), "port=5901,addr=127.0.0.1,disable-ticketing=on,seamless-migration=on"},
            Case{Gfx("spice", 5899, false, "0.0.0.0"), "port=5899,addr=0.0.0.0,disable-ticketing=on,seamless-migration=on"},
            Case{Gfx("spice", std::nullopt, false), "port=0,disable-ticketing=on,seamless-migration=on"},

@@ -3,37 +3,44 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "domain/device_address.h"
 
 namespace qlaunch::domain {
 
 struct Graphics {
-  std::string type;          // vnc | spice | none
-  std::optional<int> port;   // unset or -1 with autoport: the first free port from 5900
+  std::string type;          // vnc | spice
+  // The fixed port; unset with autoport (chosen at start: the first free one from 5900), and
+  // unset for a spice without port and autoport (no TCP port: libvirt's port=0).
+  std::optional<int> port;
   bool autoport = false;
+  bool listen_none = false;  // <listen type='none'/>: no network listener
   std::string listen;        // <listen type='address' address=...> or listen=; "" = 127.0.0.1
-  std::string passwd;
+  std::string image_compression;  // spice <image compression=...> ("" = QEMU's default)
   int line = 0;
 };
 
 struct Video {
   std::string model;         // vga | cirrus | virtio | qxl | bochs | none
-  std::optional<unsigned> vram, heads;
-  bool primary = false;
+  // KiB, as the XML gives them (unset: libvirt's defaults, applied by the planner).
+  std::optional<unsigned> vram, ram, vgamem, vram64;
+  std::optional<unsigned> heads;
+  bool primary = false;      // primary='yes' (the parser puts that video first)
   DeviceAddress address;
   int line = 0;
 };
 
 struct Input {
   std::string type;          // tablet | mouse | keyboard
-  std::string bus;           // usb | ps2 | virtio
+  std::string bus;           // usb | ps2 | virtio (default: usb for a tablet, else ps2)
   DeviceAddress address;
   int line = 0;
 };
 
 struct Sound {
-  std::string model;         // ich9 | ich6 | ac97
+  std::string model;                // ich9 | ich6 | ac97
+  std::vector<std::string> codecs;  // <codec type='duplex|micro|output'> (none: one duplex)
   DeviceAddress address;
   int line = 0;
 };

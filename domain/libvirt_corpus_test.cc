@@ -140,7 +140,8 @@ TEST_F(LibvirtCorpus, UnsupportedElementsAreReportedNotDropped) {
   for (const Diagnostic& w : def.warnings) elements.insert(w.element);
   EXPECT_EQ(elements.count("controller"), 0u);  // understood now: usb and pci-root
   EXPECT_EQ(def.devices.controllers.size(), 2u);
-  EXPECT_EQ(elements.count("input"), 2u);
+  EXPECT_EQ(elements.count("input"), 0u);  // ps2 mouse and keyboard: understood (parse_graphics.cc)
+  EXPECT_EQ(def.devices.inputs.size(), 2u);
   EXPECT_EQ(elements.count("clock"), 1u);
   // The lifecycle actions are understood (qlaunch run acts on them), not reported.
   EXPECT_EQ(elements.count("on_poweroff"), 0u);

@@ -224,8 +224,8 @@ TEST(Parser, UnsupportedElementsAndAttributesAreWarningsWithFileLineAndElement) 
   DomainDef def = ParseDomainXml(Doc("<clock offset='utc'/>\n"
                                      "<devices>\n"
                                      "  <controller type='usb'><driver queues='2'/></controller>\n"
-                                     "  <graphics type='vnc'/>\n"
-                                     "  <input type='tablet'/>\n"
+                                     "  <graphics type='vnc' keymap='de'/>\n"
+                                     "  <input type='tablet' model='virtio'/>\n"
                                      "  <memballoon model='virtio' freepagereporting='on'/>\n"
                                      "</devices>"),
                                  "w.xml");

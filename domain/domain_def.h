@@ -108,6 +108,8 @@ struct CpuDef {
   std::string check;                 // <cpu check='none|partial|full'>
   std::string match;                 // <cpu match='exact|minimum|strict'>
   std::vector<CpuFeature> features;  // <feature policy name>
+  std::string fallback;              // <model fallback='allow|forbid'>
+  std::optional<bool> migratable;    // host-passthrough / maximum: <cpu migratable=...>
   std::vector<NumaCell> cells;  // in document order
   int line = 0;
   int numa_line = 0;

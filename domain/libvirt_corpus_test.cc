@@ -142,7 +142,8 @@ TEST_F(LibvirtCorpus, UnsupportedElementsAreReportedNotDropped) {
   EXPECT_EQ(def.devices.controllers.size(), 2u);
   EXPECT_EQ(elements.count("input"), 0u);  // ps2 mouse and keyboard: understood (parse_graphics.cc)
   EXPECT_EQ(def.devices.inputs.size(), 2u);
-  EXPECT_EQ(elements.count("clock"), 1u);
+  EXPECT_EQ(elements.count("clock"), 0u);  // <clock offset='utc'> is understood (the machine family)
+  EXPECT_EQ(def.clock.offset, "utc");
   // The lifecycle actions are understood (qlaunch run acts on them), not reported.
   EXPECT_EQ(elements.count("on_poweroff"), 0u);
   EXPECT_EQ(def.lifecycle.on_poweroff, "destroy");

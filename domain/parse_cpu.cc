@@ -1,9 +1,13 @@
 // <vcpu>, <cputune> and <cpu> (model, topology, guest NUMA cells).
 #include "domain/parse_sections.h"
 
+#include <cctype>
+
 namespace qlaunch::domain {
 
 namespace {
+
+constexpr EnumName<bool> kOnOffNames[] = {{"on", true}, {"off", false}};
 
 constexpr EnumName<std::string_view> kCpuModes[] = {{"custom", "custom"},
                                                     {"host-model", "host-model"},
@@ -43,6 +47,34 @@ std::vector<NumaCell> ParseCells(ParseContext& ctx, const xmlNode* numa) {
   return cells;
 }
 
+constexpr EnumName<std::string_view> kCpuMatches[] = {
+    {"exact", "exact"}, {"minimum", "minimum"}, {"strict", "strict"}};
+constexpr EnumName<std::string_view> kCpuChecks[] = {{"none", "none"}, {"partial", "partial"}, {"full", "full"}};
+constexpr EnumName<std::string_view> kFallbacks[] = {{"allow", "allow"}, {"forbid", "forbid"}};
+constexpr EnumName<std::string_view> kFeaturePolicies[] = {{"force", "force"},
+                                                           {"require", "require"},
+                                                           {"optional", "optional"},
+                                                           {"disable", "disable"},
+                                                           {"forbid", "forbid"}};
+
+// <feature policy name> children; a name QEMU would read as more than one -cpu property is refused.
+std::vector<CpuFeature> ParseCpuFeatures(ParseContext& ctx, const xmlNode* node) {
+  std::vector<CpuFeature> out;
+  for (const xmlNode* child : ElementChildren(node, "feature")) {
+    CpuFeature f;
+    f.line = NodeLine(child);
+    f.name = RequiredAttr(ctx, child, "name");
+    f.policy = std::string(EnumAttr(ctx, child, "policy", kFeaturePolicies).value_or("require"));
+    for (char ch : f.name)
+      if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.'))
+        ctx.Fail(child, "invalid CPU feature name '" + f.name + "'");
+    for (const CpuFeature& other : out)
+      if (other.name == f.name) ctx.Fail(child, "CPU feature '" + f.name + "' specified more than once");
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 }  // namespace
 
 Vcpu ParseVcpu(ParseContext& ctx, const xmlNode* node) {
@@ -78,7 +110,16 @@ CpuDef ParseCpu(ParseContext& ctx, const xmlNode* node) {
   CpuDef cpu;
   cpu.line = NodeLine(node);
   if (auto mode = EnumAttr(ctx, node, "mode", kCpuModes)) cpu.mode = std::string(*mode);
-  if (const xmlNode* model = UniqueChild(ctx, node, "model")) cpu.model = std::string(TrimSpace(NodeText(model)));
+  if (auto match = EnumAttr(ctx, node, "match", kCpuMatches)) cpu.match = std::string(*match);
+  if (auto check = EnumAttr(ctx, node, "check", kCpuChecks)) cpu.check = std::string(*check);
+  cpu.migratable = EnumAttr(ctx, node, "migratable", kOnOffNames);
+  if (const xmlNode* model = UniqueChild(ctx, node, "model")) {
+    cpu.model = std::string(TrimSpace(NodeText(model)));
+    if (auto fallback = EnumAttr(ctx, model, "fallback", kFallbacks)) cpu.fallback = std::string(*fallback);
+  }
+  cpu.features = ParseCpuFeatures(ctx, node);
+  if (!cpu.features.empty() && cpu.model.empty() && (cpu.mode.empty() || cpu.mode == "custom"))
+    ctx.Fail(node, "Non-empty feature list specified without CPU model");
   if (const xmlNode* topology = UniqueChild(ctx, node, "topology")) cpu.topology = ParseTopology(ctx, topology);
   if (const xmlNode* numa = UniqueChild(ctx, node, "numa")) {
     cpu.numa_line = NodeLine(numa);

@@ -221,7 +221,7 @@ TEST(Parser, MemoryMayComeFromCellsLikeLibvirt) {
 }
 
 TEST(Parser, UnsupportedElementsAndAttributesAreWarningsWithFileLineAndElement) {
-  DomainDef def = ParseDomainXml(Doc("<clock offset='utc'/>\n"
+  DomainDef def = ParseDomainXml(Doc("<blkiotune/>\n"
                                      "<devices>\n"
                                      "  <controller type='usb'><driver queues='2'/></controller>\n"
                                      "  <graphics type='vnc' keymap='de'/>\n"
@@ -231,7 +231,7 @@ TEST(Parser, UnsupportedElementsAndAttributesAreWarningsWithFileLineAndElement) 
                                  "w.xml");
   ASSERT_EQ(def.warnings.size(), 5u);  // the <controller> is understood; its <driver> is not
   const int lines[] = {2, 4, 5, 6, 7};
-  const char* elements[] = {"clock", "driver", "graphics", "input", "memballoon"};
+  const char* elements[] = {"blkiotune", "driver", "graphics", "input", "memballoon"};
   for (size_t i = 0; i < 5; ++i) {
     EXPECT_EQ(def.warnings[i].severity, Severity::kWarning);
     EXPECT_EQ(def.warnings[i].file, "w.xml");
@@ -268,15 +268,15 @@ TEST(Parser, UnsupportedValuesAreWarningsAndTheElementIsSkipped) {
 }
 
 TEST(Parser, StrictTurnsEveryUnsupportedFindingIntoAnError) {
-  std::string xml = Doc("<clock offset='utc'/>\n<features><acpi/></features>\n<cpu mode='custom' match='exact'/>");
+  std::string xml = Doc("<blkiotune/>\n<iothreads>1</iothreads>\n<os><bootmenu enable='yes' timeout='3'/></os>");
   EXPECT_EQ(ParseDomainXml(xml, "s.xml").warnings.size(), 3u);
   DiagnosticError e = ParseError(xml, ParseOptions{.strict = true});
   ASSERT_EQ(e.diagnostics().size(), 3u);
   for (const Diagnostic& d : e.diagnostics()) EXPECT_EQ(d.severity, Severity::kError);
-  EXPECT_EQ(e.diagnostics()[0].element, "clock");
-  EXPECT_EQ(e.diagnostics()[1].element, "features");
+  EXPECT_EQ(e.diagnostics()[0].element, "blkiotune");
+  EXPECT_EQ(e.diagnostics()[1].element, "iothreads");
   EXPECT_EQ(e.diagnostics()[2].line, 4);
-  EXPECT_NE(e.diagnostics()[2].message.find("'match'"), std::string::npos);
+  EXPECT_NE(e.diagnostics()[2].message.find("'timeout'"), std::string::npos);
   EXPECT_NO_THROW(ParseDomainXml(Doc(""), "ok.xml", ParseOptions{.strict = true}));
 }
 

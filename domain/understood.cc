@@ -24,8 +24,8 @@ constexpr UnderstoodElement kUnderstood[] = {
     {"domain/cputune", ""},
     {"domain/cputune/emulatorpin", "cpuset"},
     {"domain/cputune/vcpupin", "vcpu cpuset"},
-    {"domain/cpu", "mode"},
-    {"domain/cpu/model", ""},
+    {"domain/cpu", "mode match check migratable"},  // match/check/migratable: the machine family
+    {"domain/cpu/model", "fallback"},
     {"domain/cpu/topology", "sockets dies clusters cores threads"},
     {"domain/cpu/numa", ""},
     {"domain/cpu/numa/cell", "id cpus memory unit memAccess discard"},
@@ -41,7 +41,7 @@ constexpr UnderstoodElement kUnderstood[] = {
     {"domain/memoryBacking/access", "mode"},
     {"domain/memoryBacking/allocation", "mode threads"},
     {"domain/memoryBacking/discard", ""},
-    {"domain/os", ""},
+    {"domain/os", "firmware"},  // firmware=: the machine family (parse_os.cc)
     {"domain/os/type", "arch machine"},
     {"domain/os/kernel", ""},
     {"domain/os/initrd", ""},

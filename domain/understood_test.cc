@@ -47,7 +47,8 @@ TEST(Understood, LooksUpPathsAndAttributes) {
   EXPECT_TRUE(FindUnderstood("domain/devices/memory/target/node"));
   EXPECT_TRUE(FindUnderstood("domain/devices/controller"));
   EXPECT_FALSE(FindUnderstood("domain/devices/controller/driver"));
-  EXPECT_FALSE(FindUnderstood("domain/clock"));
+  EXPECT_TRUE(FindUnderstood("domain/clock"));  // the machine family's table
+  EXPECT_FALSE(FindUnderstood("domain/blkiotune"));
   EXPECT_FALSE(FindUnderstood("domain/cpu/cell"));  // paths are exact, not by element name
 }
 

@@ -315,7 +315,7 @@ TEST(PlanLaunch, FullArgvOnNewQemu) {
       "-S",
       "-machine", "pc,memory-backend=pc.ram",
       "-accel", "tcg",
-      "-cpu", "max",
+      "-cpu", "max,migratable=on",  // libvirt 9.0 says migratable=on for host-passthrough and maximum
       "-m", "size=2097152k",
       "-object", R"({"qom-type":"memory-backend-ram","id":"pc.ram","size":2147483648})",
       "-overcommit", "mem-lock=off",
@@ -326,6 +326,8 @@ TEST(PlanLaunch, FullArgvOnNewQemu) {
       "-nodefaults",
       "-chardev", "socket,id=qmp,path=/run/qlaunch/vm1/qmp.sock,server=on,wait=off",
       "-mon", "chardev=qmp,mode=control",
+      "-rtc", "base=utc",    // libvirt 9.0 always gives the clock's base
+      "-no-acpi",            // and on x86, no <acpi/> in <features> is -no-acpi
       "-boot", "strict=on",  // the order is in each device's bootindex
       "-device", "piix3-usb-uhci,id=usb,bus=pci.0,addr=0x1.0x2",  // pc's default USB, as libvirt adds it
       "-device", "virtio-balloon-pci,id=balloon0",
@@ -353,7 +355,7 @@ TEST(PlanLaunch, KvmAndLockedMemory) {
     return it == plan.argv.end() || it + 1 == plan.argv.end() ? std::string("<absent>") : *(it + 1);
   };
   EXPECT_EQ(at("-accel"), "kvm");
-  EXPECT_EQ(at("-cpu"), "host");
+  EXPECT_EQ(at("-cpu"), "host,migratable=on");
   EXPECT_EQ(at("-overcommit"), "mem-lock=on");
   EXPECT_EQ(at("-chardev"), "<absent>");  // no qmp_socket given
   EXPECT_TRUE(plan.notes.empty());
@@ -457,6 +459,7 @@ TEST(PlanLaunch, DirectKernelDisksAndSerial) {
       "-kernel", "/boot/vmlinuz",
       "-initrd", "/boot/initrd.img",
       "-append", "console=ttyS0 root=/dev/vda,x",  // a plain argument: no escaping
+      "-no-acpi",
       "-boot", "strict=on",
       "-device", "piix3-usb-uhci,id=usb,bus=pci.0,addr=0x1.0x2",
       "-drive", "file=/var/lib/a,,b.qcow2,format=qcow2,if=none,id=drive-vda",

@@ -86,13 +86,14 @@ std::vector<std::string> RenderArgv(const ArgvInput& in) {
   for (const auto& [key, value] : machine_args.machine_props) machine.Add(key, std::string_view(value));
   a.Add("-machine", machine.str());
   a.Add("-accel", in.accel);
-  if (!in.cpu_model.empty()) {
+  if (!in.cpu_model.empty() || !machine_args.cpu_suffix.empty()) {
     if (in.cpu_model.find(',') != std::string::npos)
       throw DiagnosticError(PlanError(def, def.cpu.line, "model", "a CPU model name cannot contain ','"));
-    std::string cpu = in.cpu_model;
+    std::string cpu = in.cpu_model.empty() ? "qemu64" : in.cpu_model;  // QEMU's (and libvirt's) default
     for (const std::string& piece : machine_args.cpu_suffix) cpu += piece;
     a.Add("-cpu", cpu);
   }
+  add_all(machine_args.after_cpu);
 
   std::string m = "size=" + std::to_string(mem.initial_bytes / kKiB) + "k";
   if (mem.max_bytes)
@@ -145,6 +146,7 @@ std::vector<std::string> RenderArgv(const ArgvInput& in) {
   if (!def.os.kernel.empty()) a.Add("-kernel", def.os.kernel);
   if (!def.os.initrd.empty()) a.Add("-initrd", def.os.initrd);
   if (!def.os.cmdline.empty()) a.Add("-append", def.os.cmdline);
+  add_all(machine_args.before_boot);
   // libvirt 9.0: the order is in each device's bootindex (qemu_cmd/boot_order.h).
   a.Add("-boot", def.os.bootmenu && *def.os.bootmenu ? "menu=on,strict=on" : "strict=on");
 

@@ -30,7 +30,10 @@ std::string Str(unsigned v) { return std::to_string(v); }
 struct CacheMode {
   bool direct, no_flush, write_cache;
 };
-std::optional<CacheMode> CacheOf(const std::string& cache) {
+std::optional<CacheMode> CacheOf(const Disk& d) {
+  std::string cache = d.cache;
+  // libvirt gives a writable shared disk cache='none' unless the XML picks a mode.
+  if (cache.empty() && d.shareable && !d.readonly && d.device != "cdrom") cache = "none";
   if (cache == "none") return CacheMode{true, false, true};
   if (cache == "writethrough") return CacheMode{false, false, false};
   if (cache == "writeback") return CacheMode{false, false, true};
@@ -50,7 +53,7 @@ std::string Dump(const DomainDef& def, const Disk& d, const Json& j) {
 }
 
 void AddBlockdevs(const DomainDef& def, const Disk& d, const std::string& node, PlannedDevice* p) {
-  const std::optional<CacheMode> cache = CacheOf(d.cache);
+  const std::optional<CacheMode> cache = CacheOf(d);
   Json cache_json;
   if (cache) cache_json = {{"direct", cache->direct}, {"no-flush", cache->no_flush}};
   Json storage;
@@ -224,8 +227,9 @@ void PlanDiskDevices(const DeviceContext& ctx, std::vector<PlannedDevice>* out) 
   const BootIndexes boot = PlanBootIndexes(def);
   for (size_t i = 0; i < def.devices.disks.size(); ++i) {
     const Disk& d = def.devices.disks[i];
-    if (d.io == "native" && d.cache != "none" && d.cache != "directsync")
-      throw DiagnosticError(PlanError(def, d.line, "driver",
+    const std::optional<CacheMode> cache = CacheOf(d);
+    if (d.io == "native" && !(cache && cache->direct))
+      throw DiagnosticError(PlanError(def, d.line, "disk",
                                       "io='native' needs either no disk cache or directsync cache mode"));
     PlannedDevice p;
     p.family = "disk";
@@ -237,7 +241,7 @@ void PlanDiskDevices(const DeviceContext& ctx, std::vector<PlannedDevice>* out) 
     if (d.shareable) p.props.emplace_back("share-rw", "on");
     if (!d.source.empty()) p.props.emplace_back("drive", node + "-format");
     if (auto it = boot.disks.find(i); it != boot.disks.end()) p.props.emplace_back("bootindex", Str(it->second));
-    if (std::optional<CacheMode> cache = CacheOf(d.cache)) p.props.emplace_back("write-cache", cache->write_cache ? "on" : "off");
+    if (cache) p.props.emplace_back("write-cache", cache->write_cache ? "on" : "off");
     if (!d.serial.empty()) p.props.emplace_back("serial", SerialOf(def, d));
     out->push_back(std::move(p));
   }

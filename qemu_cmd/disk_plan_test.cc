@@ -86,6 +86,16 @@ std::vector<Row> Rows() {
         Format(1, false, "raw", R"(,"discard":"unmap")" + kDirect), "-device",
         "ide-hd,id=ide0-0-1,bus=ide.0,unit=1,share-rw=on,drive=libvirt-1-format,bootindex=1,write-cache=on,"
         "serial=abc123"}},
+      {"a writable shareable disk: cache none unless the XML picks one", "pc",
+       DiskXml("disk", "vda", "", std::string(kRaw) + "<shareable/>") +
+           DiskXml("disk", "vdb", "", std::string(kRaw) + "<shareable/><readonly/>") +
+           DiskXml("disk", "vdc", "", std::string(kRaw) + "<shareable/>", "<driver name='qemu' type='raw' cache='unsafe'/>"),
+       {"-blockdev", Storage("/i/b.raw", 3, "", kDirect), "-blockdev", Format(3, false, "raw", kDirect), "-device",
+        "virtio-blk-pci,id=virtio-disk0,share-rw=on,drive=libvirt-3-format,bootindex=1,write-cache=on",
+        "-blockdev", Storage("/i/b.raw", 2), "-blockdev", Format(2, true), "-device",
+        "virtio-blk-pci,id=virtio-disk1,share-rw=on,drive=libvirt-2-format",
+        "-blockdev", Storage("/i/b.raw", 1, "", kUnsafe), "-blockdev", Format(1, false, "raw", kUnsafe), "-device",
+        "virtio-blk-pci,id=virtio-disk2,share-rw=on,drive=libvirt-1-format,write-cache=on"}},
       {"cache writethrough", "pc", DiskXml("disk", "vda", "", kRaw, "<driver name='qemu' type='raw' cache='writethrough'/>"),
        {"-blockdev", Storage("/i/b.raw", 1, "", kBuffered), "-blockdev", Format(1, false, "raw", kBuffered), "-device",
         "virtio-blk-pci,id=virtio-disk0,drive=libvirt-1-format,bootindex=1,write-cache=off"}},

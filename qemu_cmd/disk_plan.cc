@@ -179,13 +179,13 @@ void CheckUnique(const DomainDef& def) {
     std::optional<DriveAddress> a = DiskDriveAddress(d);
     if (!a) continue;
     auto key = std::make_pair(d.target_bus, std::make_tuple(a->controller, a->bus, a->target, a->unit));
+    // libvirt names the first of the two (in its disk order); the error points at it too.
     if (auto [it, fresh] = drives.emplace(key, &d); !fresh)
       throw DiagnosticError(PlanError(
-          def, d.line, "disk",
-          "Found duplicate drive address for disk with target name '" + d.target_dev + "' controller='" +
+          def, it->second->line, "disk",
+          "Found duplicate drive address for disk with target name '" + it->second->target_dev + "' controller='" +
               Str(a->controller) + "' bus='" + Str(a->bus) + "' target='" + Str(a->target) + "' unit='" +
-              Str(a->unit) + "': disk '" + it->second->target_dev + "' at line " + std::to_string(it->second->line) +
-              " is there already"));
+              Str(a->unit) + "': disk '" + d.target_dev + "' at line " + std::to_string(d.line) + " has it too"));
   }
 }
 
@@ -231,6 +231,10 @@ void PlanDiskDevices(const DeviceContext& ctx, std::vector<PlannedDevice>* out) 
     if (d.io == "native" && !(cache && cache->direct))
       throw DiagnosticError(PlanError(def, d.line, "disk",
                                       "io='native' needs either no disk cache or directsync cache mode"));
+    if (d.shareable && !d.readonly && d.device != "cdrom" && d.driver_type != "raw")
+      throw DiagnosticError(PlanError(def, d.line, "disk",
+                                      "shared access for disk '" + d.target_dev +
+                                          "' requires use of supported storage format (raw)"));
     PlannedDevice p;
     p.family = "disk";
     p.element = "disk";

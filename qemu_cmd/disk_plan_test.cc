@@ -285,9 +285,16 @@ TEST(PlanDiskDevices, ErrorsNameTheDisk) {
       {"two disks on one unit", "pc",
        "\n" + DiskXml("disk", "hda", "ide") + "\n" +
            DiskXml("disk", "hdb", "ide", std::string(kRaw) + "<address type='drive' controller='0' bus='0' unit='0'/>"),
-       "Found duplicate drive address for disk with target name 'hdb' controller='0' bus='0' target='0' unit='0': "
-       "disk 'hda' at line 3 is there already",
-       4},
+       "Found duplicate drive address for disk with target name 'hda' controller='0' bus='0' target='0' unit='0': "
+       "disk 'hdb' at line 4 has it too",
+       3},
+      {"two disks on one unit, named in libvirt's order", "q35",
+       "\n" + DiskXml("cdrom", "sde", "sata") + "\n" +
+           DiskXml("disk", "sdd", "sata", std::string(kRaw) + "<address type='drive' controller='0' unit='4'/>"),
+       "target name 'sdd' controller='0' bus='0' target='0' unit='4': disk 'sde' at line 3 has it too", 4},
+      {"shared qcow2", "pc",
+       "\n" + DiskXml("disk", "vdb", "", std::string(kRaw) + "<shareable/>", "<driver name='qemu' type='qcow2'/>"),
+       "shared access for disk 'vdb' requires use of supported storage format", 3},
       {"one target twice", "pc", "\n" + DiskXml("disk", "vda", "") + "\n" + DiskXml("disk", "vda", "", "<source file='/i/c'/>"),
        "target 'vda' duplicated for disk sources '/i/b.raw' (line 3) and '/i/c'", 4},
       {"boot order twice", "pc",

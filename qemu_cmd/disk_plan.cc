@@ -100,6 +100,7 @@ void SetFrontend(const DeviceContext& ctx, const Disk& d, PlannedDevice* p) {
   const bool cdrom = d.device == "cdrom";
   auto prop = [&](std::string key, std::string value) { p->props.emplace_back(std::move(key), std::move(value)); };
   if (d.target_bus == "virtio") {
+    if (cdrom) Fail(def, d, "disk type of '" + d.target_dev + "' does not support ejectable media (a cdrom on virtio)");
     p->driver = "virtio-blk-pci";
     p->id = "virtio-disk" + std::to_string(domain::DiskNameToIndex(d.target_dev));
     p->pci = true;

@@ -292,6 +292,7 @@ TEST(PlanDiskDevices, ErrorsNameTheDisk) {
        "\n" + DiskXml("cdrom", "sde", "sata") + "\n" +
            DiskXml("disk", "sdd", "sata", std::string(kRaw) + "<address type='drive' controller='0' unit='4'/>"),
        "target name 'sdd' controller='0' bus='0' target='0' unit='4': disk 'sde' at line 3 has it too", 4},
+      {"cdrom on virtio", "pc", "\n" + DiskXml("cdrom", "vda", "virtio"), "does not support ejectable media", 3},
       {"shared qcow2", "pc",
        "\n" + DiskXml("disk", "vdb", "", std::string(kRaw) + "<shareable/>", "<driver name='qemu' type='qcow2'/>"),
        "shared access for disk 'vdb' requires use of supported storage format", 3},

@@ -50,7 +50,7 @@ Devices ParseDevices(ParseContext& ctx, const xmlNode* node) {
   for (const xmlNode* child : ElementChildren(node)) {
     std::string name = NodeName(child);
     if (name == "disk") {
-      Append(&devices.disks, ParseDisk(ctx, child));
+      if (auto disk = ParseDisk(ctx, child)) InsertDisk(&devices.disks, std::move(*disk));  // libvirt's order
     } else if (name == "controller") {
       Append(&devices.controllers, ParseController(ctx, child));
     } else if (name == "interface") {

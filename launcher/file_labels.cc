@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "launcher/disk_backing.h"
 #include "launcher/state_dir.h"
 
 namespace qlaunch::launcher {
@@ -95,8 +96,12 @@ std::vector<LabelTarget> LabelTargets(const domain::DomainDef& def) {
   };
   add(def.os.kernel, false, false, def.os.line, "kernel");
   add(def.os.initrd, false, false, def.os.line, "initrd");
-  for (const auto& d : def.devices.disks)
+  for (const auto& d : def.devices.disks) {
     add(d.source, !(d.readonly || d.device == "cdrom"), false, d.line, "disk");
+    // QEMU opens a qcow2's backing files itself, read-only (qlaunch names no backing nodes).
+    if (d.driver_type == "qcow2" && !d.source.empty())
+      for (const std::string& backing : QcowBackingChain(d.source)) add(backing, false, false, d.line, "disk");
+  }
   for (const auto& m : def.devices.memory) add(m.source_path, true, false, m.line, "memory");
   for (const auto& c : def.devices.chardevs)
     if (c.type == "file") add(c.path, true, true, c.line, c.kind == "console" ? "console" : "serial");

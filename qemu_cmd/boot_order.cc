@@ -27,8 +27,10 @@ BootIndexes PlanBootIndexes(const domain::DomainDef& def) {
                                       "per-device boot elements cannot be used together with os/boot elements"));
     return out;
   }
+  // Without any <boot>, libvirt boots from the first disk (<boot dev='hd'/>), kernel or not.
+  static const std::vector<std::string> kDefault = {"hd"};
   unsigned next = 1;
-  for (const std::string& dev : def.os.boot) {
+  for (const std::string& dev : def.os.boot.empty() ? kDefault : def.os.boot) {
     if (dev == "hd" || dev == "cdrom") {
       const std::string want = dev == "hd" ? "disk" : "cdrom";
       for (size_t i = 0; i < devs.disks.size(); ++i)

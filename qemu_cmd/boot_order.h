@@ -1,7 +1,8 @@
 // Which device boots first: libvirt 9.0 gives every bootable device a bootindex and renders
 // only "-boot strict=on". With a <boot order> on any device those orders are used as they are;
 // otherwise each <os><boot dev> in turn names the first device of its kind: hd the first disk,
-// cdrom the first cdrom, network the first interface (fd: floppies are not supported).
+// cdrom the first cdrom, network the first interface (fd: floppies are not supported); with
+// neither, libvirt's default <boot dev='hd'/>.
 #pragma once
 
 #include <map>

@@ -30,7 +30,7 @@ TEST(PlanBootIndexes, OsBootDevsNameTheFirstDeviceOfTheirKind) {
     std::map<size_t, unsigned> disks, nets;
   };
   const Row rows[] = {
-      {{}, {}, {}},
+      {{}, {{1, 1}}, {}},                                    // no <boot>: libvirt's default, hd
       {{"hd"}, {{1, 1}}, {}},                                // the first disk, not the cdrom before it
       {{"network", "cdrom", "hd"}, {{0, 2}, {1, 3}}, {{0, 1}}},  // as libvirt 9.0 renders it
       {{"cdrom", "cdrom"}, {{0, 1}}, {}},                    // a repeat adds nothing

@@ -1,19 +1,28 @@
-// The disk family: <disk> as -blockdev + -device (qemu_cmd/disk_plan.cc).
+// The disk family: each <disk> as libvirt 9.0 renders it, a storage and a format -blockdev
+// (JSON) and the -device on its bus (qemu_cmd/disk_plan.cc). PlanDiskDevices is declared in
+// qemu_cmd/device_plan.h.
 #pragma once
 
+#include <optional>
 #include <string>
-#include <vector>
 
 #include "domain/domain_def.h"
-#include "qemu_cmd/device_plan.h"
 
 namespace qlaunch::qemu {
 
-// The index a target name stands for: "hda" -> 0, "vdb" -> 1, "sdaa" -> 26; -1 if none.
-int DiskNameToIndex(const std::string& name);
+// Where an ide, sata or scsi disk sits: <address type='drive'> when the XML has one, else
+// what libvirt's virDomainDiskDefAssignAddress derives from the target name (ide: controller
+// idx/4, bus idx%4/2, unit idx%2; sata: controller idx/6, unit idx%6; scsi: controller idx/7,
+// unit idx%7). std::nullopt for virtio disks. The controllers this names (scsiN, sataN, the
+// built-in IDE) are the controller family's to add.
+struct DriveAddress {
+  unsigned controller = 0, bus = 0, target = 0, unit = 0;
+  bool operator==(const DriveAddress&) const = default;
+};
+std::optional<DriveAddress> DiskDriveAddress(const domain::Disk& disk);
 
-// Appends the options for the domain's disks. Throws DiagnosticError for a bus qlaunch
-// cannot render.
-void RenderDisks(const domain::DomainDef& def, std::vector<std::string>* argv);
+// libvirt's node-name prefix of the disk at `index` in devices.disks: "libvirt-N", numbered
+// from the last disk (1) up, every disk counting (an empty cdrom too).
+std::string DiskNodeName(const domain::DomainDef& def, size_t index);
 
 }  // namespace qlaunch::qemu

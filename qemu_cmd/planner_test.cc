@@ -462,10 +462,15 @@ TEST(PlanLaunch, DirectKernelDisksAndSerial) {
       "-no-acpi",
       "-boot", "strict=on",
       "-device", "piix3-usb-uhci,id=usb,bus=pci.0,addr=0x1.0x2",
-      "-drive", "file=/var/lib/a,,b.qcow2,format=qcow2,if=none,id=drive-vda",
-      "-device", "virtio-blk-pci,drive=drive-vda,id=vda",
-      "-drive", "file=/iso/x.iso,format=raw,if=none,id=drive-hdc,readonly=on",
-      "-device", "ide-cd,bus=ide.1,unit=0,drive=drive-hdc,id=hdc",
+      // A JSON string: the comma is part of the file name, nothing to escape.
+      "-blockdev", R"({"driver":"file","filename":"/var/lib/a,b.qcow2","node-name":"libvirt-2-storage",)"
+                   R"("auto-read-only":true,"discard":"unmap"})",
+      "-blockdev", R"({"node-name":"libvirt-2-format","read-only":false,"driver":"qcow2","file":"libvirt-2-storage"})",
+      "-device", "virtio-blk-pci,id=virtio-disk0,drive=libvirt-2-format,bootindex=1",  // libvirt: hd by default
+      "-blockdev", R"({"driver":"file","filename":"/iso/x.iso","node-name":"libvirt-1-storage",)"
+                   R"("auto-read-only":true,"discard":"unmap"})",
+      "-blockdev", R"({"node-name":"libvirt-1-format","read-only":true,"driver":"raw","file":"libvirt-1-storage"})",
+      "-device", "ide-cd,id=ide0-1-0,bus=ide.1,unit=0,drive=libvirt-1-format",
       "-chardev", "pty,id=charserial0",  // the <console> is the same port: one serial
       "-device", "isa-serial,id=serial0,chardev=charserial0,index=0",
       "-device", "virtio-balloon-pci,id=balloon0",  // no <memballoon>: libvirt's default

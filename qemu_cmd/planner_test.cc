@@ -330,7 +330,7 @@ TEST(PlanLaunch, FullArgvOnNewQemu) {
       "-no-acpi",            // and on x86, no <acpi/> in <features> is -no-acpi
       "-boot", "strict=on",  // the order is in each device's bootindex
       "-device", "piix3-usb-uhci,id=usb,bus=pci.0,addr=0x1.0x2",  // pc's default USB, as libvirt adds it
-      "-device", "virtio-balloon-pci,id=balloon0",
+      "-device", "virtio-balloon-pci,id=balloon0,bus=pci.0,addr=0x2",  // pci.0 from slot 2, as libvirt
       "-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny",
   };
   EXPECT_EQ(plan.argv, want);
@@ -466,14 +466,14 @@ TEST(PlanLaunch, DirectKernelDisksAndSerial) {
       "-blockdev", R"({"driver":"file","filename":"/var/lib/a,b.qcow2","node-name":"libvirt-2-storage",)"
                    R"("auto-read-only":true,"discard":"unmap"})",
       "-blockdev", R"({"node-name":"libvirt-2-format","read-only":false,"driver":"qcow2","file":"libvirt-2-storage"})",
-      "-device", "virtio-blk-pci,id=virtio-disk0,drive=libvirt-2-format,bootindex=1",  // libvirt: hd by default
+      "-device", "virtio-blk-pci,id=virtio-disk0,drive=libvirt-2-format,bootindex=1,bus=pci.0,addr=0x2",  // libvirt: hd by default
       "-blockdev", R"({"driver":"file","filename":"/iso/x.iso","node-name":"libvirt-1-storage",)"
                    R"("auto-read-only":true,"discard":"unmap"})",
       "-blockdev", R"({"node-name":"libvirt-1-format","read-only":true,"driver":"raw","file":"libvirt-1-storage"})",
       "-device", "ide-cd,id=ide0-1-0,bus=ide.1,unit=0,drive=libvirt-1-format",
       "-chardev", "pty,id=charserial0",  // the <console> is the same port: one serial
       "-device", "isa-serial,id=serial0,chardev=charserial0,index=0",
-      "-device", "virtio-balloon-pci,id=balloon0",  // no <memballoon>: libvirt's default
+      "-device", "virtio-balloon-pci,id=balloon0,bus=pci.0,addr=0x3",  // no <memballoon>: libvirt's default
       "-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny",
   };
   EXPECT_EQ(tail, want);

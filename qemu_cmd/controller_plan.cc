@@ -151,7 +151,13 @@ std::vector<EffectiveController> EffectiveControllers(const domain::DomainDef& d
   std::vector<EffectiveController> list;
   for (const Controller& x : def.devices.controllers) {
     EffectiveController c{x, false};
-    if (!c.def.index) {
+    if (!c.def.index && c.def.type == "usb" && c.def.master_startport) {
+      // A companion without an index belongs to the USB controller before it (libvirt).
+      unsigned last = 0;
+      for (const EffectiveController& e : list)
+        if (e.def.type == "usb") last = *e.def.index;
+      c.def.index = last;
+    } else if (!c.def.index) {
       unsigned i = 0;
       while (Exists(list, c.def.type, i)) ++i;
       c.def.index = i;

@@ -88,6 +88,23 @@ TEST(PlanControllers, UsbCompanionsAndXhciPorts) {
                                       "virtio-scsi-pci,id=scsi0,bus=pci.0,addr=0x4"}));
 }
 
+// virt-install's --controller usb2 writes the EHCI and its companions without an index: the
+// companions belong to the controller before them (as libvirt: one slot, 0x1d on q35).
+TEST(PlanControllers, CompanionsWithoutIndexJoinTheControllerBeforeThem) {
+  auto def = Def("q35");
+  std::vector<domain::Controller> usb = {Ctl("usb", "ich9-ehci1")};
+  for (unsigned i = 1; i <= 3; ++i) {
+    usb.push_back(Ctl("usb", "ich9-uhci" + std::to_string(i)));
+    usb.back().master_startport = 2 * (i - 1);
+  }
+  def.devices.controllers = usb;
+  EXPECT_EQ(Argv(def, true),
+            (std::vector<std::string>{"-device", "ich9-usb-ehci1,id=usb,bus=pcie.0,addr=0x1d.0x7", "-device",
+                                      "ich9-usb-uhci1,masterbus=usb.0,firstport=0,bus=pcie.0,addr=0x1d,multifunction=on",
+                                      "-device", "ich9-usb-uhci2,masterbus=usb.0,firstport=2,bus=pcie.0,addr=0x1d.0x1",
+                                      "-device", "ich9-usb-uhci3,masterbus=usb.0,firstport=4,bus=pcie.0,addr=0x1d.0x2"}));
+}
+
 TEST(PlanControllers, Errors) {
   struct Case {
     std::string machine;

@@ -124,6 +124,13 @@ TEST_P(DeviceDifferentialTest, QemuReportsTheSameDevicesAsUnderLibvirt) {
   RunResult gone = Qlaunch({"destroy", name});
   ASSERT_EQ(gone.exit_code, 0) << gone.Describe();
 
+  // Difference 8: the UEFI vars copy lives in qlaunch's own directory.
+  for (json& b : libvirt["block"]) {
+    std::string file = b["file"];
+    if (file.starts_with("/var/lib/libvirt/qemu/nvram/"))
+      b["file"] = "/var/lib/qlaunch/nvram/" + file.substr(std::string("/var/lib/libvirt/qemu/nvram/").size());
+  }
+  std::sort(libvirt["block"].begin(), libvirt["block"].end());
   for (const auto& [what, want] : libvirt.items()) {
     if (what == "qtree") {  // long lists: say what is missing on either side
       std::vector<std::string> a = want, b = ours[what], only_libvirt, only_qlaunch;

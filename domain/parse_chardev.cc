@@ -6,14 +6,6 @@ namespace qlaunch::domain {
 
 namespace {
 
-std::optional<bool> OnOffAttr(ParseContext& ctx, const xmlNode* node, const char* name) {
-  std::optional<std::string> v = NodeAttr(node, name);
-  if (!v) return std::nullopt;
-  if (*v == "on") return true;
-  if (*v == "off") return false;
-  FailInvalidValue(ctx, node, name, *v, "expected on|off");
-}
-
 // <source> of a host side that is a socket, a file or a pty. Returns false when the element
 // is skipped (reported).
 bool ParseSource(ParseContext& ctx, const xmlNode* node, CharDev* chr) {

@@ -6,14 +6,6 @@ namespace qlaunch::domain {
 
 namespace {
 
-std::optional<bool> OnOffAttr(ParseContext& ctx, const xmlNode* node, const char* name) {
-  std::optional<std::string> v = NodeAttr(node, name);
-  if (!v) return std::nullopt;
-  if (*v == "on") return true;
-  if (*v == "off") return false;
-  FailInvalidValue(ctx, node, name, *v, "expected on|off");
-}
-
 void CheckPciAddress(ParseContext& ctx, const xmlNode* node, const DeviceAddress& a, const std::string& what) {
   if (!a.type.empty() && a.type != "pci") ctx.Fail(node, what + " needs a PCI address, not '" + a.type + "'");
 }

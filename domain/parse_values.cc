@@ -140,4 +140,12 @@ std::optional<bool> YesNoAttr(const ParseContext& ctx, const xmlNode* node, std:
   return EnumAttr(ctx, node, name, kYesNo);
 }
 
+std::optional<bool> OnOffAttr(const ParseContext& ctx, const xmlNode* node, std::string_view name) {
+  std::optional<std::string> v = NodeAttr(node, name);
+  if (!v) return std::nullopt;
+  if (*v == "on") return true;
+  if (*v == "off") return false;
+  FailInvalidValue(ctx, node, name, *v, "expected on|off");
+}
+
 }  // namespace qlaunch::domain

@@ -43,6 +43,8 @@ std::optional<IdSet> IdSetAttr(const ParseContext& ctx, const xmlNode* node, std
 IdSet IdSetText(const ParseContext& ctx, const xmlNode* node, std::string_view what);
 
 std::optional<bool> YesNoAttr(const ParseContext& ctx, const xmlNode* node, std::string_view name);
+// on | off (libvirt's virTristateSwitch); nullopt when absent.
+std::optional<bool> OnOffAttr(const ParseContext& ctx, const xmlNode* node, std::string_view name);
 
 [[noreturn]] void FailInvalidValue(const ParseContext& ctx, const xmlNode* node, std::string_view name,
                                    std::string_view value, std::string_view expected);

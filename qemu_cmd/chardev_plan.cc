@@ -226,9 +226,7 @@ void PlanCharDevices(const DeviceContext& ctx, std::vector<PlannedDevice>* out) 
     d.props.push_back({"chardev", "char" + id});
     if (c.target_type == "pci-serial") {
       d.driver = "pci-serial";
-      d.pci = true;
-      d.rank = PciRank::kOther;
-      d.address = c.address;
+      d.AtPci(PciRank::kOther, c.address);
     } else {
       d.driver = "isa-serial";
       d.props.push_back({"index", std::to_string(serial_ports[i])});

@@ -69,9 +69,7 @@ std::optional<PlannedDevice> Render(const DeviceContext& ctx, const EffectiveCon
   d.family = "controller";
   d.element = "controller";
   d.line = c.line;
-  d.pci = true;
-  d.rank = PciRank::kController;
-  d.address = c.address;
+  d.AtPci(PciRank::kController, c.address);
   auto prop = [&](const char* key, std::string value) { d.props.emplace_back(key, std::move(value)); };
   if (c.type == "usb") {
     if (c.model == "none") return std::nullopt;

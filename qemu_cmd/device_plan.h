@@ -73,6 +73,13 @@ struct PlannedDevice {
   std::optional<PciSlot> slot;         // the result
   std::string element;                 // for diagnostics: "interface", "disk", ...
   int line = 0;
+
+  // A PCI device placed at `rank`, at the XML's address (if any).
+  void AtPci(PciRank r, const domain::DeviceAddress& a) {
+    pci = true;
+    rank = r;
+    address = a;
+  }
 };
 
 // Inputs every family planner reads.

@@ -133,9 +133,7 @@ void PlanInputDevices(const DeviceContext& ctx, const UsbPorts& usb, std::vector
       d.props = {{"bus", port.bus}, {"port", port.port}};
     } else {
       d.driver = kVirtio.at(in.type);
-      d.pci = true;
-      d.rank = PciRank::kInput;
-      d.address = in.address;
+      d.AtPci(PciRank::kInput, in.address);
     }
     out->push_back(std::move(d));
   }

@@ -15,9 +15,7 @@ PlannedDevice Pci(const std::string& driver, const std::string& id, PciRank rank
   d.family = "misc";
   d.driver = driver;
   d.id = id;
-  d.pci = true;
-  d.rank = rank;
-  d.address = a;
+  d.AtPci(rank, a);
   d.element = element;
   d.line = line;
   return d;

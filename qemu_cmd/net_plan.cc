@@ -115,9 +115,7 @@ void PlanNetDevices(const DeviceContext& ctx, std::vector<PlannedDevice>* out) {
     d.props.push_back({"netdev", "hostnet" + std::to_string(i)});
     d.props.push_back({"mac", macs[i]});
     if (auto it = boot.nets.find(i); it != boot.nets.end()) d.props.push_back({"bootindex", std::to_string(it->second)});
-    d.pci = true;
-    d.rank = PciRank::kNet;
-    d.address = nic.address;
+    d.AtPci(PciRank::kNet, nic.address);
     out->push_back(std::move(d));
   }
 }

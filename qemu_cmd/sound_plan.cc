@@ -13,9 +13,7 @@ void PlanSoundDevices(const DeviceContext& ctx, std::vector<PlannedDevice>* out)
     d.element = "sound";
     d.line = s.line;
     d.id = "sound" + std::to_string(i);
-    d.pci = true;
-    d.rank = PciRank::kSound;
-    d.address = s.address;
+    d.AtPci(PciRank::kSound, s.address);
     if (s.model == "ac97") {
       d.driver = "AC97";
       d.props = {{"audiodev", kAudioId}};

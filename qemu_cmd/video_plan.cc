@@ -34,9 +34,7 @@ PlannedDevice VideoDevice(const DeviceContext& ctx, const domain::Video& v, bool
   d.element = "video";
   d.line = v.line;
   d.id = "video" + std::to_string(index);
-  d.pci = true;
-  d.rank = primary ? PciRank::kPrimaryVideo : PciRank::kVideo;
-  d.address = v.address;
+  d.AtPci(primary ? PciRank::kPrimaryVideo : PciRank::kVideo, v.address);
   const std::string heads = std::to_string(v.heads.value_or(1));
   if (v.model == "vga" || v.model == "cirrus" || v.model == "bochs") {
     if (!primary) Fail(ctx, v, "video type '" + v.model + "' is only valid as primary video device");

@@ -64,6 +64,7 @@ TEST_F(BootDevicesTest, TheGuestFindsItsDiskNicAgentChannelRngAndNumaCells) {
                         "    <initrd>" << initrd.string() << "</initrd>\n"
                         "    <cmdline>console=ttyS0 quiet panic=-1</cmdline>\n"
                         "  </os>\n"
+                        "  <features><acpi/><apic/></features>\n"  // the guest's poweroff is ACPI S5
                         "  <cpu mode='custom'><model>qemu64</model>\n"
                         "    <numa>\n"
                         "      <cell id='0' cpus='0' memory='128' unit='MiB'/>\n"

@@ -58,6 +58,16 @@ std::string DomainName(const std::string& xml) {
 // error comes back as {"error": "..."}).
 using Monitor = std::function<std::string(const std::string& command, bool hmp)>;
 
+// `virsh qemu-monitor-command` and `qlaunch qemu-monitor-command` take the same arguments.
+Monitor MonitorOf(const std::string& name, std::function<RunResult(const std::vector<std::string>&)> run) {
+  return [name, run](const std::string& command, bool hmp) {
+    std::vector<std::string> args = {"qemu-monitor-command", name};
+    if (hmp) args.push_back("--hmp");
+    args.push_back(command);
+    return run(args).out;
+  };
+}
+
 json Qmp(const Monitor& ask, const std::string& command) {
   std::string out = ask("{\"execute\":\"" + command + "\"}", false);
   json reply = json::parse(out, nullptr, false);
@@ -103,24 +113,14 @@ TEST_P(DeviceDifferentialTest, QemuReportsTheSameDevicesAsUnderLibvirt) {
   Virsh({"destroy", name});  // a leftover of an aborted run
   RunResult created = Virsh({"create", "--paused", xml_path.string()});
   ASSERT_EQ(created.exit_code, 0) << created.Describe();
-  json libvirt = Facts([&](const std::string& cmd, bool hmp) {
-    std::vector<std::string> args = {"qemu-monitor-command", name};
-    if (hmp) args.push_back("--hmp");
-    args.push_back(cmd);
-    return Virsh(args).out;
-  });
+  json libvirt = Facts(MonitorOf(name, [](const std::vector<std::string>& args) { return Virsh(args); }));
   RunResult destroyed = Virsh({"destroy", name});
   ASSERT_EQ(destroyed.exit_code, 0) << destroyed.Describe();
 
   // qlaunch, with QEMU preallocating as libvirt does (difference 7).
   RunResult started = Qlaunch({"start", "--prealloc", "qemu", xml_path.string()});
   ASSERT_EQ(started.exit_code, 0) << started.Describe();
-  json ours = Facts([&](const std::string& cmd, bool hmp) {
-    std::vector<std::string> args = {"qemu-monitor-command", name};
-    if (hmp) args.push_back("--hmp");
-    args.push_back(cmd);
-    return Qlaunch(args).out;
-  });
+  json ours = Facts(MonitorOf(name, [this](const std::vector<std::string>& args) { return Qlaunch(args); }));
   RunResult gone = Qlaunch({"destroy", name});
   ASSERT_EQ(gone.exit_code, 0) << gone.Describe();
 

@@ -106,7 +106,7 @@ TEST_P(ExampleAccepted, RealQemuStartsPausedAndQuits) {
 
   fs::path tmp = fs::temp_directory_path() / ("qlaunch-example-" + std::to_string(getpid()));
   fs::remove_all(tmp);
-  fs::create_directories(tmp);
+  fs::create_directories(tmp / "channel");  // where the argv puts the sockets of channels without a path
   domain::DomainDef def = LoadExample(example);
   numa::HostTopology host = numa::ReadHostTopology({});
   qemu::ProbeOptions po;

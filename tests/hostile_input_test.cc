@@ -5,6 +5,7 @@
 // QEMU, no memfd, the same free hugepages. The one valid case, a name full of QEMU option
 // syntax, must reach real QEMU 7.2 as exactly that name.
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -76,15 +77,16 @@ class HostileInputTest : public LaunchTest {
   // [<ELEMENT>: ]MESSAGE..." and leave the host as it was. Returns both results.
   std::vector<RunResult> ExpectRefused(const std::string& path, int line, const std::string& element,
                                        const std::string& message, const std::string& name = "hostile",
-                                       const RunLimits& limits = {}) {
+                                       const RunLimits& limits = {},
+                                       const std::vector<std::string>& commands = {"validate", "start"}) {
     HugepagePool lock = HugepagePool::LockOnly();  // nobody else's test moves the pool meanwhile
     const uint64_t free_before = HugepagesFree();
     std::string want = path + (line > 0 ? ":" + std::to_string(line) : "") + ": error: ";
     if (!element.empty()) want += "<" + element + ">: ";
     want += message;
     std::vector<RunResult> results;
-    for (const char* command : {"validate", "start"}) {
-      SCOPED_TRACE(std::string("qlaunch ") + command);
+    for (const std::string& command : commands) {
+      SCOPED_TRACE("qlaunch " + command);
       RunResult r = RunQlaunch({command, path}, BaseEnv(), kHangGuard, limits);
       EXPECT_FALSE(r.timed_out) << "did not finish within the hang guard\n" << r.Describe();
       EXPECT_EQ(r.exit_code, 1) << r.Describe();
@@ -281,6 +283,70 @@ TEST_F(HostileInputTest, NameWithLeadingDot) {
 // A valid name that is QEMU option syntax: rendered escaped (commas doubled), accepted by real
 // QEMU 7.2, which starts paused and reports exactly that name; `start` runs it and its state
 // dir works with it; nothing is added to the command line.
+// ---- one per device family: refused with file:line and element, nothing left behind -------
+// (Line 6 is <devices>, line 7 the device.)
+std::string Devices(const std::string& device) { return Domain("  <devices>\n    " + device + "\n  </devices>"); }
+
+TEST_F(HostileInputTest, DiskPathWithCommasAndSpacesThatDoesNotExist) {
+  // Not a file: start says so before anything is made (validate does not look at the host).
+  const std::string src = (tmp() / "a, b,format=qcow2,file.driver=host_device.img").string();
+  ExpectRefused(Write("d.xml", Devices("<disk type='file' device='disk'><source file='" + src +
+                                       "'/><target dev='vda' bus='virtio'/></disk>")),
+                7, "disk", src + ": No such file or directory", "hostile", {}, {"start"});
+}
+
+TEST_F(HostileInputTest, BridgeThatDoesNotExist) {
+  ExpectRefused(Write("b.xml", Devices("<interface type='bridge'><source bridge='qlnobr0'/></interface>")), 7,
+                "source", "bridge 'qlnobr0' does not exist", "hostile", {}, {"start"});
+}
+
+TEST_F(HostileInputTest, MacThatIsNotOne) {
+  ExpectRefused(Write("m.xml", Devices("<interface type='user'><mac address='52:54:00:zz:00:01'/></interface>")), 7,
+                "mac", "unable to parse mac address '52:54:00:zz:00:01'");
+}
+
+TEST_F(HostileInputTest, VncPortOutOfRange) {
+  ExpectRefused(Write("p.xml", Devices("<graphics type='vnc' port='70000'/>")), 7, "graphics",
+                "vnc port must be in range [5900,65535]");
+}
+
+TEST_F(HostileInputTest, TapNameTooLong) {
+  ExpectRefused(Write("t.xml", Devices("<interface type='ethernet'><target dev='qlaunch-tap-name-too-long'/></interface>")),
+                7, "target", "invalid tap name 'qlaunch-tap-name-too-long': it is longer than 15 bytes");
+}
+
+TEST_F(HostileInputTest, TwoDevicesOnOnePciAddress) {
+  const std::string addr = "<address type='pci' domain='0' bus='0' slot='5' function='0'/>";
+  ExpectRefused(Write("a.xml", Devices("<memballoon model='virtio'>" + addr + "</memballoon>\n    <rng model='virtio'>"
+                                       "<backend model='random'>/dev/urandom</backend>" + addr + "</rng>")),
+                8, "rng", "PCI address 0000:00:05.0 is already used by <memballoon>");
+}
+
+// A disk whose file name is full of QEMU option syntax reaches QEMU as exactly that file.
+TEST_F(HostileInputTest, DiskPathWithOptionSyntaxReachesQemuExactly) {
+  if (std::string why = CheckQemuVersion(kQemu72, "7.2"); !why.empty()) GTEST_SKIP() << why;
+  const fs::path src = tmp() / "a, b,format=qcow2,file.driver=host_device {\"x\":1}.img";
+  {
+    std::ofstream f(src);
+    f << "qlaunch";
+  }
+  fs::permissions(src, fs::perms::owner_read | fs::perms::owner_write);
+  const std::string xml = Write("ok.xml", Devices("<disk type='file' device='disk'><driver name='qemu' type='raw'/>"
+                                                  "<source file='" + src.string() + "'/><target dev='vda' bus='virtio'/></disk>"));
+  RunResult start = Qlaunch({"start", xml});
+  ASSERT_EQ(start.exit_code, 0) << start.Describe();
+  RunResult block = Qlaunch({"qemu-monitor-command", "hostile", R"({"execute":"query-block"})"});
+  RunResult destroy = Qlaunch({"destroy", "hostile"});
+  EXPECT_EQ(destroy.exit_code, 0) << destroy.Describe();
+  ASSERT_EQ(block.exit_code, 0) << block.Describe();
+  nlohmann::json reply = nlohmann::json::parse(block.out);
+  ASSERT_EQ(reply["return"].size(), 1u) << block.out;
+  EXPECT_EQ(reply["return"][0]["inserted"]["file"], src.string()) << block.out;
+  struct stat st {};
+  ASSERT_EQ(::stat(src.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u) << "the image was not given back";
+}
+
 TEST_F(HostileInputTest, NameWithOptionSyntaxReachesQemuExactly) {
   if (std::string why = CheckQemuVersion(kQemu72, "7.2"); !why.empty()) GTEST_SKIP() << why;
   if (DefaultHugepageBytes() != (2u << 20)) GTEST_SKIP() << "this test assumes 2 MiB default hugepages";

@@ -36,7 +36,9 @@ class LaunchRunTest : public LaunchTest {
   std::string Xml(const std::string& name, const std::string& lifecycle) {
     fs::path f = tmp() / (name + ".xml");
     std::ofstream(f) << "<domain type='qemu'>\n  <name>" << name << "</name>\n  <memory unit='MiB'>64</memory>\n"
-                     << "  <vcpu>1</vcpu>\n  <os><type arch='x86_64' machine='pc'>hvm</type></os>\n" << lifecycle
+                     << "  <vcpu>1</vcpu>\n  <os><type arch='x86_64' machine='pc'>hvm</type></os>\n"
+                     // ACPI: the guest's poweroff and the power button (without <acpi/>, -no-acpi as libvirt)
+                     << "  <features><acpi/></features>\n" << lifecycle
                      << "  <devices>\n    <emulator>" << kQemu72 << "</emulator>\n    <panic model='isa'/>\n"
                      << "    <memballoon model='none'/>\n  </devices>\n</domain>\n";
     return f.string();

@@ -338,7 +338,7 @@ void LaunchTest::StartListDestroy(const std::string& qemu, const std::vector<std
   EXPECT_EQ(nlohmann::json::parse(list.out),
             nlohmann::json::parse(R"([{"name":")" + d.name + R"(","pid":)" + std::to_string(pid) +
                                   R"(,"state":"running","memory_bytes":)" + std::to_string(d.Bytes()) +
-                                  R"(,"vcpus":)" + std::to_string(d.cells) + "}]"));
+                                  R"(,"vcpus":)" + std::to_string(d.cells) + R"(,"graphics":[],"interfaces":[])" + "}]"));
 
   // dominfo: what it runs as and where its memory sits (QEMU's numa_maps): all of it on node 0
   // once QEMU preallocated; after qlaunch's own preallocation, QEMU has mapped only what the

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <iterator>
 #include <fstream>
@@ -76,6 +77,36 @@ json Qmp(const Monitor& ask, const std::string& command) {
   return {{"error", reply.dump()}};
 }
 
+// The corpus's bridge and named tap (pc-bridge-ethernet-user.xml).
+constexpr const char* kBridge = "qlvi-br0";
+constexpr const char* kNamedTap = "qlvi-tap0";
+
+// What the host has of the domain's taps: the bridge's ports, and whether the named tap exists.
+json HostTaps() {
+  json out = {{"bridge_ports", 0}, {"named_tap", fs::exists(fs::path("/sys/class/net") / kNamedTap)}};
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(fs::path("/sys/class/net") / kBridge / "brif", ec);
+       !ec && it != fs::directory_iterator(); ++it)
+    out["bridge_ports"] = out["bridge_ports"].get<int>() + 1;
+  return out;
+}
+
+// A bridge made for one test and removed after it.
+class TestBridge {
+ public:
+  TestBridge() {
+    if (fs::exists(fs::path("/sys/class/net") / kBridge)) return;
+    made_ = std::system((std::string("ip link add ") + kBridge + " type bridge && ip link set " + kBridge + " up").c_str()) == 0;
+  }
+  ~TestBridge() {
+    if (made_) std::system((std::string("ip link del ") + kBridge).c_str());
+  }
+  bool ok() const { return fs::exists(fs::path("/sys/class/net") / kBridge); }
+
+ private:
+  bool made_ = false;
+};
+
 json Facts(const Monitor& ask) {
   json f;
   f["qtree"] = QtreeDeviceTypes(ask("info qtree", true));
@@ -90,6 +121,7 @@ json Facts(const Monitor& ask) {
   f["balloon"] = balloon.contains("actual") ? balloon["actual"] : json("none");
   f["vcpus"] = Qmp(ask, "query-cpus-fast").size();
   f["memdev"] = MemdevFacts(Qmp(ask, "query-memdev"));
+  f["host_taps"] = HostTaps();
   return f;
 }
 
@@ -103,6 +135,12 @@ TEST_P(DeviceDifferentialTest, QemuReportsTheSameDevicesAsUnderLibvirt) {
   const std::string name = DomainName(xml);
   RunResult images = RunningProcess({(CorpusDir() / "make-images").string(), kImages}, {}).Wait();
   ASSERT_EQ(images.exit_code, 0) << images.Describe();
+  std::optional<TestBridge> bridge;
+  if (xml.find(kBridge) != std::string::npos) {
+    bridge.emplace();
+    ASSERT_TRUE(bridge->ok()) << "cannot make the bridge " << kBridge;
+  }
+  const json taps_before = HostTaps();
   std::optional<HugepagePool> pool;
   if (xml.find("<hugepages") != std::string::npos) {
     pool.emplace(HugepagePool::AtLeast(600));
@@ -123,6 +161,13 @@ TEST_P(DeviceDifferentialTest, QemuReportsTheSameDevicesAsUnderLibvirt) {
   json ours = Facts(MonitorOf(name, [this](const std::vector<std::string>& args) { return Qlaunch(args); }));
   RunResult gone = Qlaunch({"destroy", name});
   ASSERT_EQ(gone.exit_code, 0) << gone.Describe();
+  EXPECT_EQ(HostTaps(), taps_before) << "a tap qlaunch made outlived its domain";
+  if (bridge) {  // and a start that fails once its taps exist leaves none behind
+    RunResult failed = Qlaunch({"start", "--prealloc", "qemu", xml_path.string()}, {{"QLAUNCH_FAULT", "qmp"}});
+    EXPECT_EQ(failed.exit_code, 1) << failed.Describe();
+    EXPECT_EQ(HostTaps(), taps_before) << "a failed start left a tap";
+    ExpectNothingLeft(name, HugepagesFree());
+  }
 
   // Difference 8: the UEFI vars copy lives in qlaunch's own directory.
   for (json& b : libvirt["block"]) {

@@ -66,6 +66,13 @@ DeviceAddress ParseAddress(ParseContext& ctx, const xmlNode* device) {
   return a;
 }
 
+DeviceAddress ParsePciAddress(ParseContext& ctx, const xmlNode* device, std::string_view what) {
+  DeviceAddress a = ParseAddress(ctx, device);
+  if (!a.type.empty() && a.type != "pci")
+    ctx.Fail(device, std::string(what) + " needs a PCI address, not '" + a.type + "' (expected pci)");
+  return a;
+}
+
 std::optional<unsigned> ParseBootOrder(ParseContext& ctx, const xmlNode* device) {
   const xmlNode* boot = UniqueChild(ctx, device, "boot");
   if (!boot) return std::nullopt;

@@ -4,14 +4,6 @@
 
 namespace qlaunch::domain {
 
-namespace {
-
-void CheckPciAddress(ParseContext& ctx, const xmlNode* node, const DeviceAddress& a, const std::string& what) {
-  if (!a.type.empty() && a.type != "pci") ctx.Fail(node, what + " needs a PCI address, not '" + a.type + "'");
-}
-
-}  // namespace
-
 std::optional<MemBalloon> ParseMemBalloon(ParseContext& ctx, const xmlNode* node) {
   MemBalloon balloon;
   balloon.line = NodeLine(node);
@@ -21,8 +13,7 @@ std::optional<MemBalloon> ParseMemBalloon(ParseContext& ctx, const xmlNode* node
     return std::nullopt;
   balloon.autodeflate = OnOffAttr(ctx, node, "autodeflate");
   balloon.free_page_reporting = OnOffAttr(ctx, node, "freePageReporting");
-  balloon.address = ParseAddress(ctx, node);
-  CheckPciAddress(ctx, node, balloon.address, "memballoon");
+  balloon.address = ParsePciAddress(ctx, node, "memballoon");
   return balloon;
 }
 
@@ -71,8 +62,7 @@ std::optional<Rng> ParseRng(ParseContext& ctx, const xmlNode* node) {
     if (!rng.rate_bytes) ctx.Fail(rate, "missing rate bytes");
     rng.rate_period = NonZeroUIntAttr(ctx, rate, "period");
   }
-  rng.address = ParseAddress(ctx, node);
-  CheckPciAddress(ctx, node, rng.address, "rng");
+  rng.address = ParsePciAddress(ctx, node, "rng");
   return rng;
 }
 
@@ -86,9 +76,10 @@ std::optional<Watchdog> ParseWatchdog(ParseContext& ctx, const xmlNode* node) {
   w.action = NodeAttr(node, "action").value_or("reset");
   Classify(ctx, node, "watchdog action", w.action, {"reset", "shutdown", "poweroff", "pause", "none", "dump", "inject-nmi"},
            {});
-  w.address = ParseAddress(ctx, node);
-  if (w.model == "i6300esb") CheckPciAddress(ctx, node, w.address, "watchdog i6300esb");
-  else if (!w.address.type.empty() && w.address.type != "isa") ctx.Fail(node, "watchdog ib700 is an ISA device");
+  // The i6300esb is a PCI device; the ib700 sits on ISA.
+  w.address = w.model == "i6300esb" ? ParsePciAddress(ctx, node, "watchdog i6300esb") : ParseAddress(ctx, node);
+  if (w.model != "i6300esb" && !w.address.type.empty() && w.address.type != "isa")
+    ctx.Fail(node, "watchdog ib700 is an ISA device");
   return w;
 }
 

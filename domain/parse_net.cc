@@ -125,9 +125,7 @@ std::optional<Interface> ParseInterface(ParseContext& ctx, const xmlNode* node) 
   }
 
   nic.boot_order = ParseBootOrder(ctx, node);
-  nic.address = ParseAddress(ctx, node);
-  if (!nic.address.type.empty() && nic.address.type != "pci")
-    ctx.Fail(node, "interface address type '" + nic.address.type + "' (qlaunch places NICs on PCI: expected pci)");
+  nic.address = ParsePciAddress(ctx, node, "interface");
   return nic;
 }
 

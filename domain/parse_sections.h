@@ -51,6 +51,9 @@ Support Classify(ParseContext& ctx, const xmlNode* node, std::string_view what, 
                  std::initializer_list<std::string_view> libvirt_only);
 // <address> child of a device element (domain/parse_address.cc); type "" when absent.
 DeviceAddress ParseAddress(ParseContext& ctx, const xmlNode* device);
+// ParseAddress for a device that only sits on PCI: any other address type is an error naming
+// `what` ("memballoon", "interface", ...).
+DeviceAddress ParsePciAddress(ParseContext& ctx, const xmlNode* device, std::string_view what);
 // <boot order='N'/> child of a device; nullopt when absent.
 std::optional<unsigned> ParseBootOrder(ParseContext& ctx, const xmlNode* device);
 

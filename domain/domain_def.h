@@ -144,8 +144,7 @@ struct Devices {
   std::string emulator;
   int emulator_line = 0;
   std::vector<MemoryDevice> memory;
-  std::optional<std::string> memballoon_model;  // "virtio" | "none"
-  std::optional<MemBalloon> memballoon;          // the whole element, when present
+  std::optional<MemBalloon> memballoon;  // <memballoon>, when present (absent: libvirt's virtio)
   std::vector<Disk> disks;
   std::vector<Controller> controllers;
   std::vector<Interface> interfaces;

@@ -264,7 +264,8 @@ TEST_F(LibvirtCorpus, CputuneNumatune) {
   EXPECT_EQ(def.numatune.placement, Placement::kAuto);
   EXPECT_FALSE(def.numatune.nodeset);
   EXPECT_EQ(def.current_memory_bytes, 65536 * kKiB);
-  EXPECT_EQ(def.devices.memballoon_model, "none");
+  ASSERT_TRUE(def.devices.memballoon);
+  EXPECT_EQ(def.devices.memballoon->model, "none");
 }
 
 TEST_F(LibvirtCorpus, DimmAddressesAndHostNodemask) {

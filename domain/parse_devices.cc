@@ -45,7 +45,6 @@ Devices ParseDevices(ParseContext& ctx, const xmlNode* node) {
   }
   if (const xmlNode* balloon = UniqueChild(ctx, node, "memballoon")) {
     devices.memballoon = ParseMemBalloon(ctx, balloon);
-    if (devices.memballoon) devices.memballoon_model = devices.memballoon->model;
   }
   for (const xmlNode* child : ElementChildren(node)) {
     std::string name = NodeName(child);

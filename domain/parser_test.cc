@@ -138,7 +138,8 @@ TEST_F(EverythingFixture, Devices) {
   const Devices& dev = def().devices;
   EXPECT_EQ(dev.emulator, "/usr/bin/qemu-system-x86_64");
   EXPECT_EQ(dev.emulator_line, 48);
-  EXPECT_EQ(dev.memballoon_model, "none");
+  ASSERT_TRUE(dev.memballoon);
+  EXPECT_EQ(dev.memballoon->model, "none");
   ASSERT_EQ(dev.disks.size(), 2u);
   EXPECT_EQ(dev.disks[0].type, "file");
   EXPECT_EQ(dev.disks[0].driver_type, "qcow2");
@@ -240,7 +241,8 @@ TEST(Parser, UnsupportedElementsAndAttributesAreWarningsWithFileLineAndElement) 
   }
   EXPECT_NE(def.warnings[4].message.find("freepagereporting"), std::string::npos);
   EXPECT_EQ(def.warnings[1].ToString(), "w.xml:4: warning: <driver>: element not supported by qlaunch, ignored");
-  EXPECT_EQ(def.devices.memballoon_model, "virtio");  // the element itself is understood
+  ASSERT_TRUE(def.devices.memballoon);  // the element itself is understood
+  EXPECT_EQ(def.devices.memballoon->model, "virtio");
 }
 
 TEST(Parser, UnsupportedValuesAreWarningsAndTheElementIsSkipped) {

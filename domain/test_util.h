@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,26 @@ inline DiagnosticError ParseError(std::string_view xml, const ParseOptions& opts
   }
   ADD_FAILURE() << "expected a parse error for:\n" << xml;
   return DiagnosticError(Diagnostic{});
+}
+
+// A device element the parser must refuse: with `message` in the error, on line 3 (inside
+// <devices>, which Doc puts on line 2) and naming `element`.
+struct BadDevice {
+  const char* xml;
+  const char* message;
+  const char* element;
+};
+
+inline void ExpectDevicesRefused(std::initializer_list<BadDevice> bad) {
+  for (const BadDevice& b : bad) {
+    SCOPED_TRACE(b.xml);
+    DiagnosticError e = ParseError(Doc(std::string("<devices>\n") + b.xml + "\n</devices>"));
+    ASSERT_FALSE(e.diagnostics().empty());
+    const Diagnostic& d = e.diagnostics().front();
+    EXPECT_NE(d.message.find(b.message), std::string::npos) << d.ToString();
+    EXPECT_EQ(d.line, 3) << d.ToString();
+    EXPECT_EQ(d.element, b.element) << d.ToString();
+  }
 }
 
 }  // namespace qlaunch::domain::testing

@@ -135,7 +135,8 @@ void AddDominfoCommand(CLI::App& app, CommandAction* action) {
       "Show a running domain like `virsh dominfo`: state, pid, QEMU's user, vCPUs, memory, page sizes,\n"
       "who preallocated, and where its guest memory sits per host node right now (QEMU's\n"
       "/proc/PID/numa_maps: the pages mapped in QEMU, all of them once QEMU preallocated; after\n"
-      "qlaunch's own preallocation only what the guest has touched) next to where the plan put it.\n"
+      "qlaunch's own preallocation only what the guest has touched) next to where the plan put it;\n"
+      "its graphics (listen address, port) and interfaces (MAC, model, tap, bridge).\n"
       "Example: qlaunch dominfo --json two-cells");
   sub->add_option("NAME", o->name, "the domain's <name>")->required();
   sub->add_flag("--json", o->json,

@@ -39,7 +39,8 @@ void AddListCommand(CLI::App& app, CommandAction* action) {
       "QEMU has gone are removed from $QLAUNCH_STATE_DIR (default /run/qlaunch) and not listed.\n"
       "Example: qlaunch list --json");
   sub->add_flag("--json", o->json,
-                "print [{\"name\",\"pid\",\"state\",\"memory_bytes\",\"vcpus\"}, ...] instead of a table");
+                "print [{\"name\",\"pid\",\"state\",\"memory_bytes\",\"vcpus\",\"graphics\",\"interfaces\"}, ...]\n"
+                "instead of a table (graphics: type, listen, port; interfaces: type, model, mac, tap, bridge)");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }
 

@@ -50,7 +50,8 @@ void AddDomxmlToNativeCommand(CLI::App& app, CommandAction* action) {
   CLI::App* sub = app.add_subcommand(
       "domxml-to-native",
       "Print the QEMU command line qlaunch would run for a libvirt domain XML: memory backends,\n"
-      "thread-contexts and -numa options planned for this host and this QEMU.\n"
+      "thread-contexts and -numa options planned for this host and this QEMU. <domain type='kvm'>\n"
+      "is planned with -accel kvm also where this host cannot use KVM (a note says so).\n"
       "Example: qlaunch domxml-to-native --format json examples/two-cells-hugepages.xml");
   sub->add_option("DOMAIN.xml", o->xml, "libvirt domain XML")->required()->check(CLI::ExistingFile);
   sub->add_option("--format", o->format, "shell: one copy-pasteable line (default); lines: one argument per "

@@ -38,7 +38,12 @@ int Run(const Options& o) {
     qemu::QemuCaps caps = LoadCaps(PickEmulator(o.qemu, &def), o.caps_file);
     try {
       qemu::LaunchPlan plan = qemu::PlanLaunch(def, host, caps, DefaultPlanOptions(def.name, qemu::PreallocMode::kAuto));
-      problems.insert(problems.end(), plan.notes.begin(), plan.notes.end());
+      // On this very host, a KVM plan KVM cannot run is start's refusal, word for word.
+      std::vector<Diagnostic> accel = o.sysfs.empty() && o.caps_file.empty() ? CheckAccelerator(def)
+                                                                              : std::vector<Diagnostic>{};
+      for (const auto& n : plan.notes)
+        if (accel.empty() || n.message != qemu::kKvmUnusableNote) problems.push_back(n);
+      problems.insert(problems.end(), accel.begin(), accel.end());
       for (auto& d : CheckHugepagePools(plan, host)) {
         d.file = def.file;
         problems.push_back(std::move(d));
@@ -61,7 +66,8 @@ void AddValidateCommand(CLI::App& app, CommandAction* action) {
       "validate",
       "Check a libvirt domain XML: syntax, semantics (cells add up, CPUs disjoint, nodesets name\n"
       "existing cells, ...) and this host (host nodes exist, hugepage sizes are mounted, the pools\n"
-      "have enough free pages per node). Lists every problem; exit 0 when valid, 1 otherwise.\n"
+      "have enough free pages per node, KVM for type='kvm' unless --sysfs or --caps-file name\n"
+      "another host). Lists every problem; exit 0 when valid, 1 otherwise.\n"
       "Example: qlaunch validate examples/two-cells-hugepages.xml");
   sub->add_option("DOMAIN.xml", o->xml, "libvirt domain XML")->required()->check(CLI::ExistingFile);
   sub->add_option("--sysfs", o->sysfs, "read the host from this copy of /sys instead of the real one");

@@ -10,6 +10,7 @@
 #include "common/diagnostic.h"
 #include "domain/domain_def.h"
 #include "numa/host_topology.h"
+#include "qemu_cmd/kvm_device.h"
 #include "qemu_cmd/launch_plan.h"
 
 namespace qlaunch::launcher {
@@ -31,7 +32,7 @@ inline std::vector<Diagnostic> CheckHugepagePools(const qemu::LaunchPlan& plan, 
 // of <domain type=...>, suggesting type='qemu'. Empty otherwise. KVM is judged by
 // qemu::KvmUsable (qemu_cmd/kvm_device.h), the same check that sets caps.kvm.
 std::vector<Diagnostic> CheckAccelerator(const domain::DomainDef& def,
-                                         const std::filesystem::path& kvm_dev = "/dev/kvm");
+                                         const std::filesystem::path& kvm_dev = qemu::KvmDevicePath());
 
 // The directories to create for the plan's file backends: the mem-paths (never /proc/self/fd/N)
 // that lie under one of `roots` (hugetlbfs mounts, the domain's memory_backing_dir) and do not

@@ -336,7 +336,7 @@ StartReport StartDomain(const StartOptions& opts) {
   if (opts.run_early)
     if (auto d = RunEarlyRefusal(plan, def)) problems.push_back(*d);
   if (problems.empty() && def.type == "kvm" && qemu_user.change) {
-    if (int err = OpenErrorAs(qemu_user, "/dev/kvm", O_RDWR)) {
+    if (int err = OpenErrorAs(qemu_user, qemu::KvmDevicePath(), O_RDWR)) {
       Diagnostic d;
       d.message = "type='kvm': the QEMU user " + qemu_user.user + " cannot open /dev/kvm (" + std::strerror(err) +
                   "); add it to the group that owns /dev/kvm (kvm)";

@@ -6,9 +6,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace qlaunch::qemu {
+
+std::filesystem::path KvmDevicePath() {
+  const char* dev = std::getenv("QLAUNCH_KVM_DEVICE");
+  return dev && *dev ? dev : "/dev/kvm";
+}
 
 bool KvmUsable(std::string* why, const std::filesystem::path& dev) {
   int fd = ::open(dev.c_str(), O_RDWR | O_CLOEXEC);

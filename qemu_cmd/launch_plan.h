@@ -82,7 +82,7 @@ struct LaunchPlan {
   std::vector<MemoryBackend> backends;
   std::vector<MemoryDeviceArg> memory_devices;
   std::vector<std::string> argv;     // argv[0] is the emulator
-  std::vector<Diagnostic> notes;     // warnings from planning (e.g. fell back to TCG)
+  std::vector<Diagnostic> notes;     // warnings from planning (e.g. KVM asked for, not usable here)
 
   // Hugepages the plan takes from each host pool: (node or -1 for unbound, page bytes) -> pages.
   struct PoolNeed { int node; uint64_t page_bytes; uint64_t pages; };

@@ -20,12 +20,12 @@ std::string PickEmulator(const domain::DomainDef& def, const QemuCaps& caps, con
   return kDefaultEmulator;
 }
 
-// -accel: kvm for <domain type='kvm'> when this QEMU can use KVM here, tcg otherwise.
+// -accel: what the XML asks for, kvm for <domain type='kvm'> and tcg otherwise. Where this QEMU
+// cannot use KVM here, the plan says so once (kKvmUnusableNote) and stays a KVM plan.
 std::string PickAccel(const domain::DomainDef& def, const QemuCaps& caps, std::vector<Diagnostic>* notes) {
   if (def.type != "kvm") return "tcg";
-  if (caps.kvm) return "kvm";
-  notes->push_back(PlanWarning(def, 0, "domain", "KVM is not usable with this QEMU on this host; fell back to TCG"));
-  return "tcg";
+  if (!caps.kvm) notes->push_back(PlanWarning(def, 0, "domain", kKvmUnusableNote));
+  return "kvm";
 }
 
 // -cpu: the model, or what a mode means for the chosen accelerator; "" to leave QEMU's default.

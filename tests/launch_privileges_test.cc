@@ -15,6 +15,7 @@
 #include <fstream>
 
 #include "qemu_cmd/qmp_client.h"
+#include "support/hardware.h"
 #include "support/launch_env.h"
 
 namespace qlaunch::testing {
@@ -277,47 +278,54 @@ TEST_F(LaunchPrivilegesTest, MemoryBackingDirsBelongToQemuAndGoWithTheDomain) {
 // <locked/>: an unprivileged QEMU may mlock only within RLIMIT_MEMLOCK. Where this host lets
 // root raise it, QEMU runs with a limit of guest memory + 1 GiB; where it does not (containers),
 // the start fails in the pre-flight naming <memoryBacking>, before anything exists.
-TEST_F(LaunchPrivilegesTest, LockedMemoryGetsAMemlockLimitOrAClearRefusal) {
+// <locked/>: where root may raise RLIMIT_MEMLOCK, QEMU gets guest memory + 1 GiB of it.
+TEST_F(LaunchPrivilegesTest, LockedMemoryGetsAMemlockLimit) {
+  QLAUNCH_SKIP_WITHOUT_HARDWARE("memlock-raise");
   const std::string xml = DiskXml("priv-locked", Image("l.img"), false,
                                   "  <memoryBacking><locked/></memoryBacking>\n");
   const uint64_t need = (64ull << 20) + (1ull << 30);
-  // Can root raise RLIMIT_MEMLOCK here? Ask in a child, so this process keeps its limits.
-  pid_t child = ::fork();
-  if (child == 0) {
-    struct rlimit lim {need, need};
-    ::_exit(::setrlimit(RLIMIT_MEMLOCK, &lim) == 0 ? 0 : 1);
-  }
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  const bool host_allows = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   RunResult r = Qlaunch({"start", "--json", xml});
-  if (host_allows) {
-    ASSERT_EQ(r.exit_code, 0) << r.Describe();
-    pid_t pid = nlohmann::json::parse(r.out).at("pid").get<pid_t>();
-    ExpectUnprivileged(pid);
-    std::ifstream limits("/proc/" + std::to_string(pid) + "/limits");
-    std::string line, memlock;
-    while (std::getline(limits, line))
-      if (line.rfind("Max locked memory", 0) == 0) memlock = line;
-    EXPECT_NE(memlock.find(std::to_string(need)), std::string::npos) << memlock;
-    EXPECT_EQ(Qlaunch({"destroy", "priv-locked"}).exit_code, 0);
-  } else {
-    EXPECT_EQ(r.exit_code, 1) << r.Describe();
-    EXPECT_NE(r.err.find(xml + ":6: error: <memoryBacking>: <locked/>: QEMU's user qlaunch-qemu needs RLIMIT_MEMLOCK of " +
-                         std::to_string(need) + " bytes"),
-              std::string::npos)
-        << r.Describe();
-    EXPECT_NE(r.err.find("--user root"), std::string::npos) << r.Describe();
-    ExpectNothingLeft("priv-locked", HugepagesFree());
-  }
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  pid_t pid = nlohmann::json::parse(r.out).at("pid").get<pid_t>();
+  ExpectUnprivileged(pid);
+  std::ifstream limits("/proc/" + std::to_string(pid) + "/limits");
+  std::string line, memlock;
+  while (std::getline(limits, line))
+    if (line.rfind("Max locked memory", 0) == 0) memlock = line;
+  EXPECT_NE(memlock.find(std::to_string(need)), std::string::npos) << memlock;
+  EXPECT_EQ(Qlaunch({"destroy", "priv-locked"}).exit_code, 0);
+}
+
+// ... and where it may not, a clear refusal before anything exists. Made real on every host: a
+// low hard limit, and qlaunch run without CAP_SYS_RESOURCE (setpriv drops it from the inheritable
+// and bounding sets, so root's exec does not get it back).
+TEST_F(LaunchPrivilegesTest, LockedMemoryWithoutAMemlockLimitIsRefused) {
+  const std::string xml = DiskXml("priv-locked", Image("l.img"), false,
+                                  "  <memoryBacking><locked/></memoryBacking>\n");
+  const uint64_t need = (64ull << 20) + (1ull << 30);
+  const uint64_t free_before = HugepagesFree();
+  RunResult r = RunningProcess({"/usr/bin/prlimit", "--memlock=65536:65536", "/usr/bin/setpriv",
+                                "--inh-caps=-sys_resource", "--bounding-set=-sys_resource", "--", QlaunchBinary(),
+                                "start", "--json", xml},
+                               BaseEnv())
+                    .Wait();
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_NE(r.err.find(xml + ":6: error: <memoryBacking>: <locked/>: QEMU's user qlaunch-qemu needs RLIMIT_MEMLOCK of " +
+                       std::to_string(need) + " bytes"),
+            std::string::npos)
+      << r.Describe();
+  EXPECT_NE(r.err.find("the hard limit is 65536 bytes"), std::string::npos) << r.Describe();
+  EXPECT_NE(r.err.find("--user root"), std::string::npos) << r.Describe();
+  ExpectNothingLeft("priv-locked", free_before);
 }
 
 // QEMU joins <cgroup2>/qlaunch.slice/<name> before exec; the cgroup goes with the domain, also
-// after kill -9 of QEMU (at the next list). cpuset limits where the controller is available,
-// a note in start --json where it is not (this machine binds cpuset to cgroup v1).
+// after kill -9 of QEMU (at the next list). Where the hierarchy has no cpuset controller (this
+// machine binds cpuset to cgroup v1), start --json says so in a note; the limit itself is
+// CgroupCpusetLimitsQemu's, skipped for that missing hardware.
 TEST_F(LaunchPrivilegesTest, QemuRunsInItsOwnCgroupRemovedWithTheDomain) {
   std::optional<fs::path> mount = Cgroup2MountForTest();
-  if (!mount) GTEST_SKIP() << "no cgroup v2 mounted here";
+  ASSERT_TRUE(mount) << "no cgroup v2 mounted here";
   const std::string xml = DiskXml("priv-cg", Image("cg.img"), false, "  <cputune><emulatorpin cpuset='0'/></cputune>\n");
   RunResult r = Qlaunch({"start", "--json", xml});
   ASSERT_EQ(r.exit_code, 0) << r.Describe();
@@ -330,20 +338,28 @@ TEST_F(LaunchPrivilegesTest, QemuRunsInItsOwnCgroupRemovedWithTheDomain) {
     if (line.rfind("0::", 0) == 0) v2 = line.substr(3);
   EXPECT_EQ(v2, "/qlaunch.slice/priv-cg");
   EXPECT_TRUE(fs::is_directory(cg));
-  std::ifstream controllers(*mount / "cgroup.controllers");
-  std::string all((std::istreambuf_iterator<char>(controllers)), {});
-  if (all.find("cpuset") != std::string::npos) {
-    std::ifstream cpus(cg / "cpuset.cpus");
-    std::string set;
-    std::getline(cpus, set);
-    EXPECT_EQ(set, "0");
-  } else {
-    EXPECT_NE(report["notes"].dump().find("has no cpuset controller"), std::string::npos) << report.dump();
-  }
+  const bool has_cpuset = MissingHardware("cpuset").empty();
+  EXPECT_EQ(report["notes"].dump().find("has no cpuset controller") == std::string::npos, has_cpuset)
+      << report.dump();
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
   for (int i = 0; i < 500 && !PidGone(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_EQ(Qlaunch({"list", "--json"}).out, "[]\n");
   EXPECT_FALSE(fs::exists(cg)) << "the cgroup outlived its domain";
+}
+
+// <emulatorpin> becomes the domain cgroup's cpuset.cpus where the controller exists.
+TEST_F(LaunchPrivilegesTest, CgroupCpusetLimitsQemu) {
+  QLAUNCH_SKIP_WITHOUT_HARDWARE("cpuset");
+  std::optional<fs::path> mount = Cgroup2MountForTest();
+  ASSERT_TRUE(mount);
+  const std::string xml = DiskXml("priv-cs", Image("cs.img"), false, "  <cputune><emulatorpin cpuset='0'/></cputune>\n");
+  RunResult r = Qlaunch({"start", "--json", xml});
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  std::ifstream cpus(*mount / "qlaunch.slice" / "priv-cs" / "cpuset.cpus");
+  std::string set;
+  std::getline(cpus, set);
+  EXPECT_EQ(set, "0");
+  EXPECT_EQ(Qlaunch({"destroy", "priv-cs"}).exit_code, 0);
 }
 
 }  // namespace

@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "launcher/preflight.h"
-#include "qemu_cmd/kvm_device.h"
+#include "support/hardware.h"
 
 namespace qlaunch::testing {
 
@@ -86,7 +86,7 @@ std::string SmallDomainXml(const SmallDomain& d) {
   return x.str();
 }
 
-bool KvmWorks() { return qemu::KvmUsable(); }
+bool KvmWorks() { return MissingHardware("kvm").empty(); }
 
 bool PidGone(pid_t pid) {
   std::string stat = Slurp("/proc/" + std::to_string(pid) + "/stat");

@@ -131,8 +131,9 @@ TEST(HardwareHelper, TcgCopyOnlyWhereKvmIsMissing) {
     ++line;
     if (la == lb) continue;
     ++changed;
-    EXPECT_NE(la.find("type='kvm'"), std::string::npos) << la;
-    EXPECT_EQ(std::regex_replace(la, std::regex("type='kvm'"), "type='qemu'"), lb);
+    const std::regex kvm(R"(type=(['"])kvm\1)");
+    EXPECT_TRUE(std::regex_search(la, kvm)) << la;
+    EXPECT_EQ(std::regex_replace(la, kvm, "type='qemu'"), lb);
   }
   EXPECT_FALSE(std::getline(b, lb)) << "the copy is longer";
   EXPECT_EQ(changed, 1);

@@ -1,10 +1,11 @@
 // Spawning QEMU for `qlaunch start` (Boost.Process v1), and what we do to it from outside.
 //
 // The child: stdin from /dev/null, stdout+stderr appended to the log file, its own session
-// (setsid: a Ctrl-C on qlaunch's terminal never reaches it, and it outlives qlaunch), default
-// signal mask (or SIGTERM/SIGINT/SIGHUP blocked, block_stop_signals), optionally a narrowed CPU affinity, and exactly the fds it needs: every fd
-// above 2 is marked close-on-exec except the launcher memfds, which the parent placed on
-// their planned numbers beforehand (FdReservation) so nothing can collide with them.
+// (setsid: a Ctrl-C on qlaunch's terminal never reaches it, and it outlives qlaunch unless
+// die_with_parent), default signal mask (or SIGTERM/SIGINT/SIGHUP blocked: block_stop_signals),
+// optionally a narrowed CPU affinity, and exactly the fds it needs: every fd above 2 is marked
+// close-on-exec except the launcher memfds, which the parent placed on their planned numbers
+// beforehand (FdReservation) so nothing can collide with them.
 #pragma once
 
 #include <sys/types.h>

@@ -48,11 +48,16 @@ class LaunchRunHardKillTest : public LaunchTest {
   }
 
   // Seconds until every process this test adopted (QEMU, re-parented to us as subreaper when
-  // its qlaunch died) is gone; -1 after `limit`.
-  static double SecondsUntilNoChildren(milliseconds limit) {
+  // its qlaunch died) has exited, and the domain's QEMU, if one was recorded, is gone with all
+  // its threads (a dying QEMU is a zombie while its memory is still being torn down); -1 after
+  // `limit`.
+  double SecondsUntilQemuGone(const std::string& name, milliseconds limit) {
     const auto t0 = Clock::now();
     while (Clock::now() - t0 < limit) {
-      if (LiveChildren().empty()) return std::chrono::duration<double>(Clock::now() - t0).count();
+      pid_t qemu = 0;
+      std::ifstream(DomainStateDir(name) / "pid") >> qemu;
+      if (LiveChildren().empty() && (qemu <= 0 || PidGone(qemu)))
+        return std::chrono::duration<double>(Clock::now() - t0).count();
       std::this_thread::sleep_for(milliseconds(5));
     }
     return -1;
@@ -114,7 +119,7 @@ TEST_F(LaunchRunHardKillTest, KillNineDuringTheStartLeavesNoQemu) {
     std::this_thread::sleep_for(milliseconds(delay_ms));
     ::kill(run->pid(), SIGKILL);
     run->Wait(std::chrono::seconds(10));
-    double gone = SecondsUntilNoChildren(milliseconds(3000));
+    double gone = SecondsUntilQemuGone(d.name, milliseconds(3000));
     EXPECT_GE(gone, 0) << "a QEMU outlived its killed qlaunch run";
     EXPECT_LT(gone, 2.0);
     EXPECT_EQ(Qlaunch({"list", "--json"}).out, "[]\n");

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,15 +16,17 @@
 
 namespace qlaunch::launcher {
 
-// Compares the plan's hugepage needs with the host's free pools. Needs are summed per
-// (node, page size). A need bound to a node must fit that node's free pool; unbound needs
-// (node -1) and every need of their page size together must fit the free pages of all nodes.
-// Returns one error per shortfall, e.g.
-//   "not enough 2 MiB hugepages on host node 0: the domain needs 64, 10 are free (...)".
-// Note: the kernel's per-node free count still includes pages other mappings have reserved
-// but not faulted in yet (HugePages_Rsvd), so a pool can look bigger than it is.
+// Compares the plan's hugepage needs with what the host's pools really have: free pages minus
+// those reserved but not yet faulted in (`reserved`, per page size: ReadReservedHugepages in
+// pool_reserved.h; empty = none). Needs are summed per (node, page size). A need bound to a node
+// must fit that node's pool (free minus reserved where the size's pool sits on one node: the
+// kernel does not tell reservations per node); all needs of one page size together must fit the
+// free minus reserved pages of all nodes. Returns one error per shortfall, e.g.
+//   "not enough 2 MiB hugepages on host node 0: the domain needs 3072, 1536 are free (4608 free,
+//    3072 of them reserved by mappings not filled yet, such as a start under way; ...)".
 std::vector<Diagnostic> CheckHugepagePools(const std::vector<qemu::LaunchPlan::PoolNeed>& needs,
-                                           const numa::HostTopology& host);
+                                           const numa::HostTopology& host,
+                                           const std::map<uint64_t, uint64_t>& reserved = {});
 inline std::vector<Diagnostic> CheckHugepagePools(const qemu::LaunchPlan& plan, const numa::HostTopology& host) {
   return CheckHugepagePools(plan.pool_needs, host);
 }

@@ -79,6 +79,20 @@ struct ChildSetup : bp::extend::handler {
   uint64_t memlock_bytes = 0;
 
   int cgroup_procs_fd = -1;
+  bool block_stop_signals = false;
+  pid_t die_with = 0;  // > 0: SIGKILL when this parent goes (PR_SET_PDEATHSIG)
+
+  // After the drop: a uid change clears the parent-death signal. If the parent died before the
+  // prctl, nobody would send it: getppid() no longer names it then, and the child ends itself.
+  void DieWithParent() const {
+    if (die_with <= 0) return;
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) DieBeforeExec("PR_SET_PDEATHSIG");
+    if (::getppid() != die_with) {
+      static constexpr char kMsg[] = "qlaunch: QEMU not started: its supervisor died while spawning it\n";
+      (void)!::write(2, kMsg, sizeof kMsg - 1);
+      ::_exit(125);
+    }
+  }
 
   void DropPrivileges() const {
     if (cgroup_procs_fd >= 0 && ::write(cgroup_procs_fd, "0", 1) != 1) DieBeforeExec("joining its cgroup");
@@ -120,9 +134,11 @@ struct ChildSetup : bp::extend::handler {
   template <typename Executor>
   void on_exec_setup(Executor&) const {
     ::setsid();
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    sigset_t mask_set;
+    sigemptyset(&mask_set);
+    if (block_stop_signals)
+      for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask_set, sig);
+    ::sigprocmask(SIG_SETMASK, &mask_set, nullptr);
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT}) ::sigaction(sig, &dfl, nullptr);
@@ -132,6 +148,7 @@ struct ChildSetup : bp::extend::handler {
     }
     for (size_t i = 0; i < inherit_count; ++i) ::fcntl(inherit[i], F_SETFD, 0);
     DropPrivileges();
+    DieWithParent();
   }
 };
 
@@ -245,6 +262,8 @@ std::unique_ptr<QemuProcess> QemuProcess::Spawn(const SpawnSpec& spec) {
   setup.cap_last = CapLastCap();
   setup.memlock_bytes = spec.memlock_bytes;
   setup.cgroup_procs_fd = spec.cgroup_procs_fd;
+  setup.block_stop_signals = spec.block_stop_signals;
+  setup.die_with = spec.die_with_parent ? ::getpid() : 0;
   struct rlimit nofile {};
   setup.max_fd = ::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY
                      ? static_cast<int>(std::min<rlim_t>(nofile.rlim_cur, 1 << 20))

@@ -1,10 +1,11 @@
 // Spawning QEMU for `qlaunch start` (Boost.Process v1), and what we do to it from outside.
 //
 // The child: stdin from /dev/null, stdout+stderr appended to the log file, its own session
-// (setsid: a Ctrl-C on qlaunch's terminal never reaches it, and it outlives qlaunch), default
-// signal mask, optionally a narrowed CPU affinity, and exactly the fds it needs: every fd
-// above 2 is marked close-on-exec except the launcher memfds, which the parent placed on
-// their planned numbers beforehand (FdReservation) so nothing can collide with them.
+// (setsid: a Ctrl-C on qlaunch's terminal never reaches it, and it outlives qlaunch unless
+// die_with_parent), default signal mask (or SIGTERM/SIGINT/SIGHUP blocked: block_stop_signals),
+// optionally a narrowed CPU affinity, and exactly the fds it needs: every fd above 2 is marked
+// close-on-exec except the launcher memfds, which the parent placed on their planned numbers
+// beforehand (FdReservation) so nothing can collide with them.
 #pragma once
 
 #include <sys/types.h>
@@ -62,6 +63,17 @@ struct SpawnSpec {
   std::optional<DropTo> drop;       // switch to this user; nullopt: keep ours (asked for, or not root)
   uint64_t memlock_bytes = 0;       // RLIMIT_MEMLOCK raised to this before the drop (<locked/>); 0: as is
   int cgroup_procs_fd = -1;         // >= 0: the child writes "0" here (joins that cgroup) first
+  // The kernel kills the child (SIGKILL) when the thread that spawned it dies, however it dies
+  // (`qlaunch run` SIGKILLed, OOM-killed): PR_SET_PDEATHSIG, set after the privilege drop (a uid
+  // change clears it) and checked against the parent having died already (getppid()). Only for
+  // a supervisor that stays with QEMU: Spawn() must then be called on a thread that lives as
+  // long as QEMU should (`run` spawns from its main thread).
+  bool die_with_parent = false;
+  // SIGTERM, SIGINT and SIGHUP stay blocked in QEMU (the mask survives exec; QEMU never unblocks
+  // them), so a signal sent to every process of a tree (Slurm's proctrack/linuxproc, a process
+  // group) reaches the supervisor alone, which shuts the guest down over QMP. QEMU still ends by
+  // QMP quit or SIGKILL.
+  bool block_stop_signals = false;
   // Always: RLIMIT_NOFILE's soft limit raised to its hard limit, PR_SET_NO_NEW_PRIVS.
 };
 

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -27,6 +28,7 @@
 #include "launcher/file_labels.h"
 #include "launcher/inputs.h"
 #include "launcher/pool_lock.h"
+#include "launcher/pool_reserved.h"
 #include "launcher/preflight.h"
 #include "launcher/qemu_spawn.h"
 #include "launcher/qemu_user.h"
@@ -326,10 +328,16 @@ StartReport StartDomain(const StartOptions& opts) {
                                 st.kind == DomainStatus::Kind::kStarting && !st.qemu_alive);
   }
   // Held from reading the free pages until this start's pages are reserved (pool_lock.h).
+  // The count is free minus reserved-but-not-faulted (pool_reserved.h); where the kernel cannot
+  // tell that per node, the lock stays until this start's pages are faulted in.
   std::optional<HugepagePoolLock> pool_lock;
+  std::map<uint64_t, uint64_t> reserved_pages;
+  bool release_pool_when_mapped = true;
   if (!plan.pool_needs.empty()) {
     pool_lock.emplace([&interrupt] { interrupt.ThrowIfInterrupted(); });
     host = LoadHost(opts.sysfs);  // the free pages now: another start may have taken some since
+    reserved_pages = ReadReservedHugepages(host.root, host.hugepage_sizes);
+    release_pool_when_mapped = ReservedCountIsExactPerNode(plan.pool_needs, host);
   }
   std::vector<Diagnostic> problems = CheckAccelerator(def);
   if (auto d = CheckMemlockLimit(def, qemu_user)) problems.push_back(*d);
@@ -343,7 +351,7 @@ StartReport StartDomain(const StartOptions& opts) {
       problems.push_back(d);
     }
   }
-  for (auto& d : CheckHugepagePools(plan.pool_needs, host)) problems.push_back(std::move(d));
+  for (auto& d : CheckHugepagePools(plan.pool_needs, host, reserved_pages)) problems.push_back(std::move(d));
   if (!problems.empty()) {
     for (auto& d : problems)
       if (d.file.empty()) d.file = def.file;
@@ -420,6 +428,9 @@ StartReport StartDomain(const StartOptions& opts) {
     if (def.memory_backing.locked && qemu_user.change)
       spec.memlock_bytes = domain::TotalMemoryBytes(def) + (1ull << 30);
     if (cgroup) spec.cgroup_procs_fd = cgroup->procs_fd();
+    // `run`: QEMU dies with its supervisor, however that ends, and a scheduler's SIGTERM/SIGINT to
+    // the whole process tree reaches only qlaunch, which shuts the guest down (qemu_spawn.h).
+    spec.die_with_parent = spec.block_stop_signals = opts.supervised;
     qemu_proc = QemuProcess::Spawn(spec);
     qmp_listener.Close();  // QEMU has it; if QEMU dies, our connection is reset at once
     device_host.HandedOver();
@@ -439,7 +450,8 @@ StartReport StartDomain(const StartOptions& opts) {
 
     const milliseconds allowance = PreallocAllowance(qemu_bytes);
     qmp = ConnectQmp(dir / "qmp.sock", qmp_timeout, allowance);
-    pool_lock.reset();  // QEMU greets once its backends are mapped: its hugepages are reserved
+    // QEMU greets once its backends are mapped: its hugepages are reserved, so counted.
+    if (release_pool_when_mapped) pool_lock.reset();
     FaultPoint("qmp", qemu_proc.get());
     t.Mark(Phase::kQmpReady);
 
@@ -452,6 +464,7 @@ StartReport StartDomain(const StartOptions& opts) {
     if (!opts.run_early) {
       FinishLauncherMemory(memory.get(), progress_line.get(), interrupt);
       t.Reached(Timings::Moment::kPopulated);
+      pool_lock.reset();  // every page is faulted in now
     }
     t.Mark(Phase::kPrealloc);
 
@@ -465,6 +478,7 @@ StartReport StartDomain(const StartOptions& opts) {
       FaultPoint("running", qemu_proc.get());
       FinishLauncherMemory(memory.get(), progress_line.get(), interrupt);
       t.Reached(Timings::Moment::kPopulated);
+      pool_lock.reset();
       t.Mark(Phase::kPrealloc);
     }
   } catch (const std::exception& e) {

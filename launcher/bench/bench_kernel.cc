@@ -1,4 +1,4 @@
-#include "launcher/bench_kernel.h"
+#include "launcher/bench/bench_kernel.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "domain/memory_totals.h"
-#include "launcher/inputs.h"
+#include "launcher/lifecycle/inputs.h"
 #include "prealloc/populate.h"
 
 namespace qlaunch::launcher {

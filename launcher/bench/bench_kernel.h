@@ -11,7 +11,7 @@
 #include <string>
 
 #include "domain/domain_def.h"
-#include "launcher/bench_starters.h"
+#include "launcher/bench/bench_starters.h"
 
 namespace qlaunch::launcher {
 

@@ -1,4 +1,4 @@
-#include "launcher/bench_kernel.h"
+#include "launcher/bench/bench_kernel.h"
 
 #include <gtest/gtest.h>
 

@@ -11,13 +11,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "launcher/bench_starters.h"
-#include "launcher/bench_support.h"
-#include "launcher/inputs.h"
-#include "launcher/preflight.h"
-#include "launcher/qemu_spawn.h"
-#include "launcher/qemu_user.h"
-#include "launcher/start.h"
+#include "launcher/bench/bench_starters.h"
+#include "launcher/bench/bench_support.h"
+#include "launcher/lifecycle/inputs.h"
+#include "launcher/lifecycle/preflight.h"
+#include "launcher/host/qemu_spawn.h"
+#include "launcher/host/qemu_user.h"
+#include "launcher/lifecycle/start.h"
 #include "qemu_cmd/planner.h"
 #include "qemu_cmd/qmp_client.h"
 

@@ -1,4 +1,4 @@
-#include "launcher/bench_report.h"
+#include "launcher/bench/bench_report.h"
 
 #include <cmath>
 #include <cstdio>
@@ -6,8 +6,8 @@
 #include <optional>
 #include <stdexcept>
 
-#include "launcher/bench_stats.h"
-#include "launcher/start_interrupt.h"
+#include "launcher/bench/bench_stats.h"
+#include "launcher/lifecycle/start_interrupt.h"
 
 namespace qlaunch::launcher {
 

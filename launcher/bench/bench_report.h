@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "launcher/bench_starters.h"
+#include "launcher/bench/bench_starters.h"
 
 namespace qlaunch::launcher {
 

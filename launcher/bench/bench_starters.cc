@@ -1,8 +1,8 @@
-#include "launcher/bench_starters.h"
+#include "launcher/bench/bench_starters.h"
 
-#include "launcher/bench_support.h"
+#include "launcher/bench/bench_support.h"
 
-#include "launcher/bench_kernel.h"
+#include "launcher/bench/bench_kernel.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -25,14 +25,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "launcher/destroy.h"
-#include "launcher/inputs.h"
-#include "launcher/preflight.h"
-#include "launcher/qemu_spawn.h"
-#include "launcher/qemu_user.h"
-#include "launcher/start.h"
-#include "launcher/state_dir.h"
-#include "launcher/timings.h"
+#include "launcher/lifecycle/destroy.h"
+#include "launcher/lifecycle/inputs.h"
+#include "launcher/lifecycle/preflight.h"
+#include "launcher/host/qemu_spawn.h"
+#include "launcher/host/qemu_user.h"
+#include "launcher/lifecycle/start.h"
+#include "launcher/host/state_dir.h"
+#include "launcher/lifecycle/timings.h"
 #include "numa/hugepage_sizes.h"
 #include "numa/node_reader.h"
 #include "numa/sysfs_files.h"

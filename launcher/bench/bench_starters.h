@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "domain/domain_def.h"
-#include "launcher/bench_stats.h"
-#include "launcher/start_interrupt.h"
+#include "launcher/bench/bench_stats.h"
+#include "launcher/lifecycle/start_interrupt.h"
 
 namespace qlaunch::launcher {
 

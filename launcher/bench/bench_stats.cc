@@ -1,4 +1,4 @@
-#include "launcher/bench_stats.h"
+#include "launcher/bench/bench_stats.h"
 
 #include <algorithm>
 #include <stdexcept>

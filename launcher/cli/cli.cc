@@ -1,4 +1,4 @@
-#include "launcher/cli.h"
+#include "launcher/cli/cli.h"
 
 #include <cstdio>
 #include <exception>
@@ -6,8 +6,8 @@
 #include <CLI/CLI.hpp>
 
 #include "common/diagnostic.h"
-#include "launcher/command.h"
-#include "launcher/version.h"
+#include "launcher/cli/command.h"
+#include "launcher/cli/version.h"
 
 namespace qlaunch::launcher {
 

@@ -1,7 +1,7 @@
 // RunCli: qlaunch's command line (CLI11). Exit codes: 0 ok, 1 error, 2 usage.
 #pragma once
 
-#include "launcher/command.h"
+#include "launcher/cli/command.h"
 
 namespace qlaunch::launcher {
 

@@ -7,9 +7,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "launcher/bench_report.h"
-#include "launcher/bench_starters.h"
-#include "launcher/command.h"
+#include "launcher/bench/bench_report.h"
+#include "launcher/bench/bench_starters.h"
+#include "launcher/cli/command.h"
 
 namespace qlaunch::launcher {
 

@@ -6,8 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "launcher/command.h"
-#include "launcher/inputs.h"
+#include "launcher/cli/command.h"
+#include "launcher/lifecycle/inputs.h"
 #include "numa/host_json.h"
 
 namespace qlaunch::launcher {

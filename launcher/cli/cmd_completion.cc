@@ -4,8 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "launcher/command.h"
-#include "launcher/completion_script.h"
+#include "launcher/cli/command.h"
+#include "launcher/cli/completion_script.h"
 
 namespace qlaunch::launcher {
 

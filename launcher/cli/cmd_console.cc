@@ -12,8 +12,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "launcher/command.h"
-#include "launcher/domain_session.h"
+#include "launcher/cli/command.h"
+#include "launcher/lifecycle/domain_session.h"
 
 namespace qlaunch::launcher {
 

@@ -4,9 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "launcher/command.h"
-#include "launcher/destroy.h"
-#include "launcher/state_dir.h"
+#include "launcher/cli/command.h"
+#include "launcher/lifecycle/destroy.h"
+#include "launcher/host/state_dir.h"
 
 namespace qlaunch::launcher {
 

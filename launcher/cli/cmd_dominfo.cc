@@ -7,11 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include "domain/parser.h"
-#include "launcher/command.h"
-#include "launcher/destroy.h"
-#include "launcher/domain_list.h"
-#include "launcher/numa_maps.h"
-#include "launcher/state_dir.h"
+#include "launcher/cli/command.h"
+#include "launcher/lifecycle/destroy.h"
+#include "launcher/lifecycle/domain_list.h"
+#include "launcher/lifecycle/numa_maps.h"
+#include "launcher/host/state_dir.h"
 
 namespace qlaunch::launcher {
 

@@ -5,9 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "launcher/command.h"
-#include "launcher/inputs.h"
-#include "launcher/shell_quote.h"
+#include "launcher/cli/command.h"
+#include "launcher/lifecycle/inputs.h"
+#include "launcher/cli/shell_quote.h"
 #include "qemu_cmd/planner.h"
 
 namespace qlaunch::launcher {

@@ -5,9 +5,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "launcher/command.h"
-#include "launcher/destroy.h"
-#include "launcher/domain_session.h"
+#include "launcher/cli/command.h"
+#include "launcher/lifecycle/destroy.h"
+#include "launcher/lifecycle/domain_session.h"
 
 namespace qlaunch::launcher {
 

@@ -6,10 +6,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "launcher/command.h"
-#include "launcher/domain_list.h"
-#include "launcher/start.h"
-#include "launcher/state_dir.h"
+#include "launcher/cli/command.h"
+#include "launcher/lifecycle/domain_list.h"
+#include "launcher/lifecycle/start.h"
+#include "launcher/host/state_dir.h"
 
 namespace qlaunch::launcher {
 

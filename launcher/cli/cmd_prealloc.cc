@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/id_set.h"
-#include "launcher/command.h"
+#include "launcher/cli/command.h"
 #include "numa/cpu_affinity.h"
 #include "numa/host_topology.h"
 #include "common/byte_size.h"

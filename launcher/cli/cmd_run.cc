@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "domain/parser.h"
-#include "launcher/command.h"
-#include "launcher/inputs.h"
-#include "launcher/start.h"
-#include "launcher/supervise.h"
+#include "launcher/cli/command.h"
+#include "launcher/lifecycle/inputs.h"
+#include "launcher/lifecycle/start.h"
+#include "launcher/lifecycle/supervise.h"
 
 namespace qlaunch::launcher {
 

@@ -5,9 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "launcher/command.h"
-#include "launcher/inputs.h"
-#include "launcher/start.h"
+#include "launcher/cli/command.h"
+#include "launcher/lifecycle/inputs.h"
+#include "launcher/lifecycle/start.h"
 
 namespace qlaunch::launcher {
 

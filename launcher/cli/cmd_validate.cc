@@ -5,9 +5,9 @@
 
 #include "domain/parser.h"
 #include "domain/validate.h"
-#include "launcher/command.h"
-#include "launcher/inputs.h"
-#include "launcher/preflight.h"
+#include "launcher/cli/command.h"
+#include "launcher/lifecycle/inputs.h"
+#include "launcher/lifecycle/preflight.h"
 #include "qemu_cmd/planner.h"
 
 namespace qlaunch::launcher {

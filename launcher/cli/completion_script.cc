@@ -1,4 +1,4 @@
-#include "launcher/completion_script.h"
+#include "launcher/cli/completion_script.h"
 
 #include <cctype>
 

@@ -1,6 +1,6 @@
 // The completion script, made from the real CLI tree and run by a real bash: what it offers
 // for a few command lines a user types.
-#include "launcher/completion_script.h"
+#include "launcher/cli/completion_script.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "launcher/cli.h"
+#include "launcher/cli/cli.h"
 
 namespace qlaunch::launcher {
 namespace {

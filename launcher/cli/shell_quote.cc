@@ -1,4 +1,4 @@
-#include "launcher/shell_quote.h"
+#include "launcher/cli/shell_quote.h"
 
 namespace qlaunch::launcher {
 

@@ -1,4 +1,4 @@
-#include "launcher/cgroup.h"
+#include "launcher/host/cgroup.h"
 
 #include <fcntl.h>
 #include <unistd.h>

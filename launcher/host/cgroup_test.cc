@@ -1,5 +1,5 @@
 // What goes into a domain's cpuset cgroup, from the domain and its plan.
-#include "launcher/cgroup.h"
+#include "launcher/host/cgroup.h"
 
 #include <gtest/gtest.h>
 

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "launcher/device_host.h"
+#include "launcher/host/device_host.h"
 #include "qemu_cmd/chardev_plan.h"
 
 namespace qlaunch::launcher {

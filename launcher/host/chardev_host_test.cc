@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "launcher/device_host.h"
+#include "launcher/host/device_host.h"
 #include "tests/support/temp_dir.h"
 
 namespace qlaunch::launcher {

@@ -1,4 +1,4 @@
-#include "launcher/device_host.h"
+#include "launcher/host/device_host.h"
 
 #include <nlohmann/json.hpp>
 

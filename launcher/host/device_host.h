@@ -20,8 +20,8 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "domain/domain_def.h"
-#include "launcher/qemu_spawn.h"
-#include "launcher/qemu_user.h"
+#include "launcher/host/qemu_spawn.h"
+#include "launcher/host/qemu_user.h"
 #include "qemu_cmd/device_plan.h"
 
 namespace qlaunch::launcher {

@@ -1,4 +1,4 @@
-#include "launcher/disk_backing.h"
+#include "launcher/host/disk_backing.h"
 
 #include <gtest/gtest.h>
 

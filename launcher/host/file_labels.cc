@@ -1,4 +1,4 @@
-#include "launcher/file_labels.h"
+#include "launcher/host/file_labels.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "launcher/disk_backing.h"
-#include "launcher/state_dir.h"
+#include "launcher/host/disk_backing.h"
+#include "launcher/host/state_dir.h"
 
 namespace qlaunch::launcher {
 

@@ -16,7 +16,7 @@
 
 #include "common/diagnostic.h"
 #include "domain/domain_def.h"
-#include "launcher/qemu_user.h"
+#include "launcher/host/qemu_user.h"
 
 namespace qlaunch::launcher {
 

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/diagnostic.h"
-#include "launcher/device_host.h"
+#include "launcher/host/device_host.h"
 #include "qemu_cmd/machine_plan.h"
 
 namespace qlaunch::launcher {

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "domain/parser.h"
-#include "launcher/device_host.h"
+#include "launcher/host/device_host.h"
 
 namespace qlaunch::launcher {
 namespace {

@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "launcher/device_host.h"
-#include "launcher/graphics_host.h"
+#include "launcher/host/device_host.h"
+#include "launcher/host/graphics_host.h"
 #include "qemu_cmd/plan_diagnostic.h"
 
 namespace qlaunch::launcher {

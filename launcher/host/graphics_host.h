@@ -5,7 +5,7 @@
 #include <functional>
 #include <memory>
 
-#include "launcher/device_host.h"
+#include "launcher/host/device_host.h"
 
 namespace qlaunch::launcher {
 

@@ -1,4 +1,4 @@
-#include "launcher/graphics_host.h"
+#include "launcher/host/graphics_host.h"
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>

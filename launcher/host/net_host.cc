@@ -1,4 +1,4 @@
-#include "launcher/net_host.h"
+#include "launcher/host/net_host.h"
 
 #include <fcntl.h>
 #include <linux/if.h>
@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "launcher/device_host.h"
+#include "launcher/host/device_host.h"
 #include "qemu_cmd/net_plan.h"
 #include "qemu_cmd/plan_diagnostic.h"
 

@@ -1,4 +1,4 @@
-#include "launcher/net_host.h"
+#include "launcher/host/net_host.h"
 
 #include <fcntl.h>
 #include <net/if.h>
@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "launcher/device_host.h"
+#include "launcher/host/device_host.h"
 
 namespace qlaunch::launcher {
 namespace {

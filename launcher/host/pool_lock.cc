@@ -1,4 +1,4 @@
-#include "launcher/pool_lock.h"
+#include "launcher/host/pool_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

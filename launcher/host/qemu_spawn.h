@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "common/id_set.h"
-#include "launcher/state_dir.h"
+#include "launcher/host/state_dir.h"
 
 namespace qlaunch::launcher {
 

@@ -1,4 +1,4 @@
-#include "launcher/qemu_spawn.h"
+#include "launcher/host/qemu_spawn.h"
 
 #include <fcntl.h>
 #include <sys/eventfd.h>

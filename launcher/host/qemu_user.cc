@@ -1,4 +1,4 @@
-#include "launcher/qemu_user.h"
+#include "launcher/host/qemu_user.h"
 
 #include <fcntl.h>
 #include <grp.h>

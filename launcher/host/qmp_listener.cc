@@ -1,4 +1,4 @@
-#include "launcher/qmp_listener.h"
+#include "launcher/host/qmp_listener.h"
 
 #include <sys/socket.h>
 #include <sys/stat.h>

@@ -1,7 +1,7 @@
-#include "launcher/state_dir.h"
+#include "launcher/host/state_dir.h"
 
-#include "launcher/cgroup.h"
-#include "launcher/file_labels.h"
+#include "launcher/host/cgroup.h"
+#include "launcher/host/file_labels.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "launcher/state_dir.h"
+#include "launcher/host/state_dir.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "launcher/destroy.h"
+#include "launcher/lifecycle/destroy.h"
 
 #include <signal.h>
 

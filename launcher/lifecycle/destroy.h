@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "launcher/state_dir.h"
+#include "launcher/host/state_dir.h"
 
 namespace qlaunch::launcher {
 

@@ -1,4 +1,4 @@
-#include "launcher/domain_list.h"
+#include "launcher/lifecycle/domain_list.h"
 
 #include <algorithm>
 #include <cstdio>

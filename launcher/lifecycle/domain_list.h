@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "launcher/state_dir.h"
+#include "launcher/host/state_dir.h"
 
 namespace qlaunch::launcher {
 

@@ -1,8 +1,8 @@
-#include "launcher/domain_session.h"
+#include "launcher/lifecycle/domain_session.h"
 
 #include <stdexcept>
 
-#include "launcher/destroy.h"
+#include "launcher/lifecycle/destroy.h"
 
 namespace qlaunch::launcher {
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "launcher/state_dir.h"
+#include "launcher/host/state_dir.h"
 #include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {

@@ -1,4 +1,4 @@
-#include "launcher/inputs.h"
+#include "launcher/lifecycle/inputs.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "launcher/numa_maps.h"
+#include "launcher/lifecycle/numa_maps.h"
 
 #include <cstdlib>
 #include <set>

@@ -1,4 +1,4 @@
-#include "launcher/preflight.h"
+#include "launcher/lifecycle/preflight.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "launcher/run_early.h"
+#include "launcher/lifecycle/run_early.h"
 
 #include <string>
 

@@ -17,7 +17,7 @@
 #include <filesystem>
 #include <string>
 
-#include "launcher/timings.h"
+#include "launcher/lifecycle/timings.h"
 #include "qemu_cmd/launch_plan.h"
 
 namespace qlaunch::launcher {

@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "launcher/qemu_user.h"
-#include "launcher/state_dir.h"
+#include "launcher/host/qemu_user.h"
+#include "launcher/host/state_dir.h"
 #include "numa/host_topology.h"
 #include "prealloc/populate.h"
 #include "prealloc/prepared_memory.h"

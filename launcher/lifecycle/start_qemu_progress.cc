@@ -1,4 +1,4 @@
-#include "launcher/start_qemu_progress.h"
+#include "launcher/lifecycle/start_qemu_progress.h"
 
 #include <algorithm>
 #include <chrono>

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "domain/domain_def.h"
-#include "launcher/state_dir.h"
+#include "launcher/host/state_dir.h"
 
 namespace qlaunch::launcher {
 

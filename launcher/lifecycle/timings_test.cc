@@ -1,4 +1,4 @@
-#include "launcher/timings.h"
+#include "launcher/lifecycle/timings.h"
 
 #include <thread>
 

@@ -2,8 +2,6 @@
 
 #include "launcher/bench/bench_support.h"
 
-#include "launcher/bench/bench_kernel.h"
-
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -23,21 +21,11 @@
 #include <stdexcept>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
-#include "launcher/lifecycle/destroy.h"
-#include "launcher/lifecycle/inputs.h"
-#include "launcher/lifecycle/preflight.h"
 #include "launcher/host/qemu_spawn.h"
-#include "launcher/host/qemu_user.h"
-#include "launcher/lifecycle/start.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/timings.h"
 #include "numa/hugepage_sizes.h"
 #include "numa/node_reader.h"
 #include "numa/sysfs_files.h"
-#include "qemu_cmd/planner.h"
-#include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {
 
@@ -214,177 +202,6 @@ void WaitHugepagesBack(const std::vector<HugepageCount>& baseline, milliseconds 
   }
 }
 
-namespace {
-
-// ---- qlaunch start ----------------------------------------------------------------------------
-
-// timings_ms of `qlaunch start --json`, every key in its order (new phases are kept too).
-Phases ParseTimings(const std::string& out) {
-  nlohmann::ordered_json j;
-  try {
-    j = nlohmann::ordered_json::parse(out);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error("qlaunch start --json printed no JSON (" + std::string(e.what()) + "): " + out);
-  }
-  Phases phases;
-  if (j.is_object() && j.contains("timings_ms") && j["timings_ms"].is_object())
-    for (const auto& [key, value] : j["timings_ms"].items())
-      if (value.is_number()) phases.emplace_back(key, value.get<double>());
-  if (phases.empty()) throw std::runtime_error("qlaunch start --json printed no timings_ms: " + out);
-  // A JSON object has its keys sorted by name: back in the order start measures them in, the
-  // phases this binary does not know (yet) after those, total last.
-  auto rank = [](const std::string& key) {
-    for (size_t i = 0; i < kPhaseCount; ++i)
-      if (key == PhaseName(static_cast<Phase>(i))) return static_cast<Phase>(i) == Phase::kTotal ? kPhaseCount + 1 : i;
-    return kPhaseCount;
-  };
-  std::stable_sort(phases.begin(), phases.end(),
-                   [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
-  return phases;
-}
-
-// Destroys the domain if a start left it running; never throws (a failure is already being
-// reported).
-void DestroyIfRunning(const std::string& name) noexcept {
-  try {
-    DestroyDomain(StateDir(), name);
-  } catch (const NotRunningError&) {
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "qlaunch: warning: bench: cannot destroy %s: %s\n", name.c_str(), e.what());
-  }
-}
-
-class QlaunchStarter : public Starter {
- public:
-  explicit QlaunchStarter(const BenchConfig& cfg) : cfg_(cfg) {}
-  std::string name() const override { return "qlaunch"; }
-
-  StarterRun Run() override {
-    // This very binary, even if the file was replaced meanwhile.
-    std::vector<std::string> argv = {"/proc/self/exe", "start", "--json"};
-    if (!cfg_.qemu.empty()) argv.insert(argv.end(), {"--qemu", cfg_.qemu});
-    argv.insert(argv.end(), cfg_.start_options.begin(), cfg_.start_options.end());
-    argv.push_back(cfg_.domain_xml);
-    ChildRun child = RunChild(argv, cfg_.work_dir, "qlaunch-start", cfg_.interrupt);
-    StarterRun run{child.ms, {}};
-    try {
-      if (!child.ok()) throw std::runtime_error("qlaunch start " + child.Describe() + child.ErrTail());
-      run.phases = ParseTimings(child.out);
-    } catch (const std::exception&) {
-      DestroyIfRunning(cfg_.name);
-      ThrowIfInterrupted(cfg_.interrupt);
-      throw;
-    }
-    DestroyDomain(StateDir(), cfg_.name);
-    return run;
-  }
-
- private:
-  BenchConfig cfg_;
-};
-
-// ---- virsh create -----------------------------------------------------------------------------
-
-std::vector<std::string> VirshArgv(const BenchConfig& cfg, std::initializer_list<std::string> args) {
-  std::vector<std::string> argv = {"virsh", "-q", "-c", cfg.uri};
-  argv.insert(argv.end(), args);
-  return argv;
-}
-
-class VirshStarter : public Starter {
- public:
-  explicit VirshStarter(const BenchConfig& cfg) : cfg_(cfg) {}
-  std::string name() const override { return "virsh"; }
-
-  StarterRun Run() override {
-    ChildRun create = RunChild(VirshArgv(cfg_, {"create", cfg_.domain_xml}), cfg_.work_dir, "virsh-create",
-                               cfg_.interrupt);
-    if (!create.ok()) {
-      const bool interrupted = cfg_.interrupt && cfg_.interrupt->signal();
-      Cleanup(interrupted ? milliseconds(2000) : milliseconds(0));
-      ThrowIfInterrupted(cfg_.interrupt);
-      throw std::runtime_error("virsh create " + create.Describe() + create.ErrTail());
-    }
-    ChildRun destroy = RunChild(VirshArgv(cfg_, {"destroy", cfg_.name}), cfg_.work_dir, "virsh-destroy", nullptr,
-                                std::chrono::seconds(60));
-    if (!destroy.ok()) {
-      Cleanup(milliseconds(0));
-      throw std::runtime_error("virsh destroy " + cfg_.name + " " + destroy.Describe() + destroy.ErrTail());
-    }
-    return {create.ms, {}};
-  }
-
- private:
-  // A create that failed or was interrupted may still leave a domain: libvirtd finishes a create
-  // whose virsh went away. Destroys it while libvirt knows it (10 s at most); after an
-  // interrupt, also waits `settle` for one to appear.
-  void Cleanup(milliseconds settle) noexcept {
-    try {
-      const auto start = Clock::now(), deadline = start + std::chrono::seconds(10) + settle;
-      while (Clock::now() < deadline) {
-        ChildRun state = RunChild(VirshArgv(cfg_, {"domstate", cfg_.name}), cfg_.work_dir, "virsh-domstate", nullptr,
-                                  std::chrono::seconds(30));
-        if (state.ok()) {
-          RunChild(VirshArgv(cfg_, {"destroy", cfg_.name}), cfg_.work_dir, "virsh-destroy", nullptr,
-                   std::chrono::seconds(60));
-        } else if (Clock::now() >= start + settle) {
-          return;
-        }
-        std::this_thread::sleep_for(milliseconds(100));
-      }
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "qlaunch: warning: bench: cannot clean up libvirt's %s: %s\n", cfg_.name.c_str(), e.what());
-    }
-  }
-
-  BenchConfig cfg_;
-};
-
-// ---- the bench --------------------------------------------------------------------------------
-
-// The bench would destroy a domain of that name: refuse one that runs already.
-void CheckNotRunning(const BenchConfig& cfg, bool libvirt) {
-  try {
-    const ProcessRef qemu = RunningQemu(StateDir(), cfg.name);
-    throw std::runtime_error("domain " + cfg.name + " is running under qlaunch (pid " + std::to_string(qemu.pid) +
-                             "); the bench starts and destroys a domain of that name: destroy it first, or bench a "
-                             "copy of the XML with another <name>");
-  } catch (const NotRunningError&) {
-  }
-  if (libvirt && RunChild(VirshArgv(cfg, {"domstate", cfg.name}), cfg.work_dir, "virsh-domstate", cfg.interrupt,
-                          std::chrono::seconds(30))
-                     .ok())
-    throw std::runtime_error("domain " + cfg.name + " exists in libvirt (" + cfg.uri +
-                             "); the bench starts and destroys a domain of that name: destroy or undefine it first, "
-                             "or bench a copy of the XML with another <name>");
-}
-
-// "bench: round 2/5, virsh": one line rewritten in place on a terminal, else a line per run.
-class Progress {
- public:
-  explicit Progress(bool tty) : tty_(tty) {}
-  ~Progress() { Clear(); }
-  void Before(const std::string& when, const std::string& starter) {
-    if (!tty_) return;
-    std::fprintf(stderr, "\rbench: %s, %s\033[K", when.c_str(), starter.c_str());
-    std::fflush(stderr);
-    shown_ = true;
-  }
-  void After(const std::string& when, const std::string& starter, double ms) {
-    if (!tty_) std::fprintf(stderr, "bench: %s, %s: %.1f ms\n", when.c_str(), starter.c_str(), ms);
-  }
-  void Clear() {
-    if (shown_) std::fprintf(stderr, "\r\033[K");
-    shown_ = false;
-  }
-
- private:
-  bool tty_;
-  bool shown_ = false;
-};
-
-}  // namespace
-
 BenchWorkDir::BenchWorkDir() {
   std::error_code ec;
   fs::path base = fs::temp_directory_path(ec);
@@ -400,97 +217,6 @@ BenchWorkDir::BenchWorkDir() {
 BenchWorkDir::~BenchWorkDir() {
   std::error_code ec;
   fs::remove_all(path_, ec);
-}
-
-std::unique_ptr<Starter> MakeQlaunchStarter(const BenchConfig& cfg) { return std::make_unique<QlaunchStarter>(cfg); }
-std::unique_ptr<Starter> MakeVirshStarter(const BenchConfig& cfg) { return std::make_unique<VirshStarter>(cfg); }
-
-std::optional<std::string> VirshUnreachable(const BenchConfig& cfg) {
-  if (!FindProgram("virsh")) return "virsh is not installed";
-  ChildRun r = RunChild(VirshArgv(cfg, {"uri"}), cfg.work_dir, "virsh-uri", cfg.interrupt, std::chrono::seconds(30));
-  if (r.ok()) return std::nullopt;
-  if (r.timed_out) return "virsh uri did not answer within 30 s";
-  std::string why = LogTail(r.err_file, 1);
-  if (why.rfind("error: ", 0) == 0) why.erase(0, 7);
-  return why.empty() ? "virsh uri " + r.Describe() : why;
-}
-
-BenchResult RunBench(BenchRequest req) {
-  BenchConfig& cfg = req.cfg;
-  const domain::DomainDef def = LoadDomain(cfg.domain_xml);
-  cfg.name = def.name;
-  StartInterrupt interrupt;
-  cfg.interrupt = &interrupt;
-  BenchWorkDir work;
-  cfg.work_dir = work.path();
-
-  BenchResult result;
-  result.domain = def.name;
-  result.xml = cfg.domain_xml;
-  result.uri = cfg.uri;
-  result.rounds = req.rounds;
-  result.start_options = cfg.start_options;
-
-  bool virsh = req.virsh;
-  if (virsh) {
-    if (std::optional<std::string> why = VirshUnreachable(cfg)) {
-      std::fprintf(stderr,
-                   "qlaunch: warning: virsh: cannot connect to %s (%s): libvirt comparison skipped; start it with "
-                   "scripts/libvirt-up\n",
-                   cfg.uri.c_str(), why->c_str());
-      result.skipped.emplace_back("virsh", "cannot connect to " + cfg.uri + " (" + *why + ")");
-      virsh = false;
-    }
-  }
-  CheckNotRunning(cfg, virsh);
-  std::vector<std::unique_ptr<Starter>> starters;
-  starters.push_back(MakeQlaunchStarter(cfg));
-  if (virsh) starters.push_back(MakeVirshStarter(cfg));
-  if (req.qemu) starters.push_back(MakeQemuStarter(cfg, def));
-  if (req.kernel) {
-    if (std::optional<std::string> ref = FindPopulateRef(req.populate_ref)) {
-      starters.push_back(MakeKernelStarter(cfg, def, *ref));
-    } else {
-      const std::string why = req.populate_ref.empty() ? "populate_ref is not installed beside qlaunch"
-                                                       : req.populate_ref + " is not an executable file";
-      std::fprintf(stderr, "qlaunch: warning: kernel: %s: the kernel reference skipped\n", why.c_str());
-      result.skipped.emplace_back("kernel", why);
-    }
-  }
-  for (const auto& s : starters) result.starters.push_back({s->name(), 0, {}});
-  interrupt.ThrowIfInterrupted();
-
-  result.hugepages = ReadFreeHugepages();
-  Progress progress(req.tty_progress);
-  auto run_one = [&](size_t i, const std::string& when) {
-    const std::string name = starters[i]->name();
-    progress.Before(when, name);
-    StarterRun run;
-    try {
-      run = starters[i]->Run();
-      interrupt.ThrowIfInterrupted();
-      WaitHugepagesBack(result.hugepages, std::chrono::seconds(60), interrupt, name + " (" + when + ")");
-    } catch (const std::exception& e) {
-      progress.Clear();
-      interrupt.ThrowIfInterrupted();
-      throw std::runtime_error("bench: starter " + name + " failed (" + when + "): " + e.what());
-    }
-    progress.After(when, name, run.ms);
-    return run;
-  };
-  for (size_t i = 0; i < starters.size(); ++i) result.starters[i].warmup_ms = run_one(i, "warm-up").ms;
-  for (size_t round = 0; round < req.rounds; ++round) {
-    const std::string when = "round " + std::to_string(round + 1) + "/" + std::to_string(req.rounds);
-    std::vector<std::string> names;
-    for (size_t i : RoundOrder(starters.size(), round)) {
-      StarterRun run = run_one(i, when);
-      result.starters[i].runs_ms.push_back(run.ms);
-      if (i == 0) result.qlaunch_phases.push_back(std::move(run.phases));
-      names.push_back(starters[i]->name());
-    }
-    result.order.push_back(std::move(names));
-  }
-  return result;
 }
 
 }  // namespace qlaunch::launcher

@@ -10,6 +10,10 @@
 //            qmp_capabilities + cont + query-status say running; then QMP quit and the wait for
 //            QEMU to exit (untimed).
 //
+// One file each: bench_qlaunch.cc, bench_virsh.cc, bench_qemu.cc, bench_kernel.cc (the kernel's
+// populate limit); the rounds are bench_rounds.cc, and what they share (running a child,
+// counting free hugepages, the work directory) bench_starters.cc.
+//
 // A starter leaves nothing behind, whether its run succeeds, fails or is interrupted (SIGINT or
 // SIGTERM to the bench, forwarded to the child at work): its domain is destroyed, its QEMU
 // killed, its directories removed.
@@ -20,6 +24,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -120,6 +125,9 @@ std::unique_ptr<Starter> MakeVirshStarter(const BenchConfig& cfg);
 // domain this host or QEMU cannot run), and makes the starter's private directory under
 // cfg.work_dir, owned by QEMU's user.
 std::unique_ptr<Starter> MakeQemuStarter(const BenchConfig& cfg, const domain::DomainDef& def);
+
+// {"virsh", "-q", "-c", URI, args...}.
+std::vector<std::string> VirshArgv(const BenchConfig& cfg, std::initializer_list<std::string> args);
 
 // Why `virsh -c URI` cannot be used (not installed, `virsh uri` fails: the daemon is not
 // running, ...), or nullopt when it answers.

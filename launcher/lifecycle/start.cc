@@ -1,20 +1,23 @@
+// StartDomain (start.h) as the sequence of a start, each step a call into the file or room that
+// owns it, each phase timed (Timings::Mark):
+//   inputs      lifecycle/inputs.h (domain, host, caps), host/qemu_user.h    parse, topology, probe
+//   plan        start_plan.h (PlanStart: the planner, launcher fds free here)  plan
+//   pre-flight  start_checks.h (RefuseIfRunning, CheckHostForPlan), host/pool_lock.h
+//   host side   host/state_dir.h (the claim), host/file_labels.h, host/cgroup.h,
+//               start_memory.h (mem-path dirs), host/device_host.h          preflight
+//   memory      start_memory.h (LauncherMemory: memfds, workers)
+//   spawn       host/qemu_spawn.h                                           spawn
+//   QMP         start_qmp.h (ConnectQmp, then qmp_capabilities)             qmp_ready, prealloc
+//   cont        start_qmp.h (BeforeCont, WaitRunning)                       cont
+// and how it fails: start_failure.h (FaultPoint, FailureMessage).
 #include "launcher/lifecycle/start.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -33,9 +36,13 @@
 #include "launcher/host/qmp_listener.h"
 #include "launcher/lifecycle/run_early.h"
 #include "launcher/lifecycle/start_affinity.h"
+#include "launcher/lifecycle/start_checks.h"
+#include "launcher/lifecycle/start_failure.h"
 #include "launcher/lifecycle/start_interrupt.h"
 #include "launcher/lifecycle/start_memory.h"
+#include "launcher/lifecycle/start_plan.h"
 #include "launcher/lifecycle/start_qemu_progress.h"
+#include "launcher/lifecycle/start_qmp.h"
 #include "launcher/host/state_dir.h"
 #include "prealloc/progress_line.h"
 #include "qemu_cmd/caps_probe.h"
@@ -61,200 +68,11 @@ std::chrono::milliseconds QmpTimeoutFromEnv() {
 
 namespace {
 
-// A bad emulator path is reported before probing, naming where the path came from.
-void CheckEmulator(const std::string& emulator, const StartOptions& opts, const domain::DomainDef& def) {
-  struct stat st {};
-  std::string problem;
-  if (::stat(emulator.c_str(), &st) != 0) problem = "does not exist";
-  else if (!S_ISREG(st.st_mode)) problem = "is not a file";
-  else if (::access(emulator.c_str(), X_OK) != 0) problem = "is not executable";
-  if (problem.empty()) return;
-  Diagnostic d;
-  if (!opts.qemu.empty()) {
-    d.message = "emulator " + emulator + " (given by --qemu) " + problem;
-  } else if (!def.devices.emulator.empty()) {
-    d.file = def.file;
-    d.line = def.devices.emulator_line;
-    d.element = "emulator";
-    d.message = "emulator " + emulator + " " + problem + " (use --qemu PATH to choose another)";
-  } else {
-    d.message = "the default emulator " + emulator + " " + problem +
-                " (install qemu-system-x86, or use --qemu PATH or <emulator> in the domain)";
-  }
-  throw DiagnosticError(d);
-}
-
 std::string ReadWholeFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-const char* PreallocSummary(const qemu::LaunchPlan& plan) {
-  bool launcher = false, qemu_side = false;
-  for (const auto& b : plan.backends) {
-    launcher |= b.prealloc == qemu::PreallocBy::kLauncher;
-    qemu_side |= b.prealloc == qemu::PreallocBy::kQemu;
-  }
-  return launcher ? "launcher" : qemu_side ? "qemu" : "none";
-}
-
-size_t LauncherBackendCount(const qemu::LaunchPlan& plan) {
-  size_t n = 0;
-  for (const auto& b : plan.backends) n += b.prealloc == qemu::PreallocBy::kLauncher;
-  return n;
-}
-
-uint64_t QemuPreallocBytes(const qemu::LaunchPlan& plan) {
-  uint64_t n = 0;
-  for (const auto& b : plan.backends)
-    if (b.prealloc == qemu::PreallocBy::kQemu) n += b.size_bytes;
-  return n;
-}
-
-// How long QEMU may take to preallocate `bytes` itself: 2 ms per MiB (0.5 GB/s, a slow host).
-milliseconds PreallocAllowance(uint64_t bytes) { return milliseconds((bytes >> 20) * 2); }
-
-std::string TimeoutText(milliseconds qmp_timeout, milliseconds allowance) {
-  std::string s = std::to_string((qmp_timeout + allowance).count()) + " ms (QLAUNCH_QMP_TIMEOUT_MS " +
-                  std::to_string(qmp_timeout.count());
-  if (allowance.count() > 0) s += " + " + std::to_string(allowance.count()) + " for QEMU's preallocation";
-  return s + ")";
-}
-
-// Connects to the QMP socket qlaunch made (QEMU holds the listening end, so this needs no
-// wait) and reads the greeting. QEMU preallocates while it creates the machine, before it
-// greets, so the wait includes the preallocation allowance. A QEMU that dies, or is killed on
-// an interrupt, resets the connection: the read fails at once, never by timing out.
-std::unique_ptr<qemu::QmpClient> ConnectQmp(const fs::path& socket, milliseconds qmp_timeout, milliseconds allowance) {
-  try {
-    return qemu::QmpClient::Connect(socket.string(), qmp_timeout + allowance, /*wait_for_server=*/false);
-  } catch (const qemu::QmpClosed&) {
-    throw;  // QEMU went away: FailureMessage reports how it ended, with its log
-  } catch (const qemu::QmpTimeout& e) {
-    throw qemu::QmpTimeout(std::string(e.what()) + " (no QMP greeting within " + TimeoutText(qmp_timeout, allowance) +
-                           ")");
-  }
-}
-
-// Before cont: the plan's device state commands (set_link ...), then the thread-contexts.
-// Thread-contexts only serve preallocation: once it is done, delete them so their idle threads
-// go (libvirt does the object-del too). A backend's prealloc-context is a strong QOM link, so
-// object-del alone leaves the object, and its thread, alive as long as a backend points at it:
-// clear those links first. Failures are warnings; the guest runs either way.
-void BeforeCont(qemu::QmpClient& qmp, const qemu::LaunchPlan& plan, milliseconds timeout) {
-  for (const auto& c : plan.before_cont) qmp.Execute(c.execute, nlohmann::json::parse(c.arguments_json), timeout);
-  auto attempt = [&](const std::string& what, const std::string& command, const nlohmann::json& args) {
-    try {
-      qmp.Execute(command, args, timeout);
-    } catch (const qemu::QmpTimeout&) {
-      throw;
-    } catch (const qemu::QmpError& e) {
-      std::fprintf(stderr, "qlaunch: warning: %s: %s\n", what.c_str(), e.what());
-    }
-  };
-  for (const auto& b : plan.backends) {
-    if (b.thread_context.empty()) continue;
-    attempt("clearing prealloc-context of " + b.id, "qom-set",
-            {{"path", "/objects/" + b.id}, {"property", "prealloc-context"}, {"value", ""}});
-  }
-  for (const auto& ctx : plan.contexts) attempt("object-del " + ctx.id, "object-del", {{"id", ctx.id}});
-}
-
-// <locked/> with an unprivileged QEMU: QEMU mlocks all guest memory, which it may only do within
-// RLIMIT_MEMLOCK (root's QEMU has CAP_IPC_LOCK instead). The child raises the limit before it
-// drops root; some hosts (containers) refuse that even to root. Find out here, on ourselves
-// (raising qlaunch's own limit is harmless), and refuse before anything is created.
-std::optional<Diagnostic> CheckMemlockLimit(const domain::DomainDef& def, const QemuUser& user) {
-  if (!def.memory_backing.locked || !user.change) return std::nullopt;
-  const rlim_t need = domain::TotalMemoryBytes(def) + (1ull << 30);
-  struct rlimit lim {};
-  if (::getrlimit(RLIMIT_MEMLOCK, &lim) == 0 && (lim.rlim_max == RLIM_INFINITY || lim.rlim_max >= need)) return std::nullopt;
-  struct rlimit want {need, need};
-  if (::setrlimit(RLIMIT_MEMLOCK, &want) == 0) return std::nullopt;
-  Diagnostic d;
-  d.file = def.file;
-  d.line = def.memory_backing.line;
-  d.element = "memoryBacking";
-  d.message = "<locked/>: QEMU's user " + user.user + " needs RLIMIT_MEMLOCK of " + std::to_string(need) +
-              " bytes (guest memory + 1 GiB), and this host refuses to raise it (" + std::strerror(errno) +
-              "; the hard limit is " + std::to_string(lim.rlim_max) +
-              " bytes): raise the limit for qlaunch (e.g. LimitMEMLOCK= in its unit, or ulimit -l), or pass "
-              "--user root to let QEMU lock memory as root";
-  return d;
-}
-
-// Testing aid: $QLAUNCH_FAULT=<phase> makes the start fail at that point as if the real failure
-// had happened there, so tests can check that every failure path leaves nothing behind. The
-// QEMU, once spawned, is killed (SIGKILL, reaped) first; then the start throws and takes its
-// ordinary failure path. Phases: preflight (state dir claimed, mem-path dirs made, nothing
-// spawned), spawn (QEMU spawned, launcher memfds populating), qmp (QMP greeted), prealloc
-// (QEMU's own preallocation done, the launcher's still running), cont (just before 'cont'),
-// running (--run-early only: the guest runs, the launcher's population is still under way).
-// Any other value fails the start at the first point.
-void FaultPoint(const char* phase, QemuProcess* qemu_proc) {
-  const char* fault = std::getenv("QLAUNCH_FAULT");
-  if (!fault || !*fault) return;
-  static constexpr const char* kPhases[] = {"preflight", "spawn", "qmp", "prealloc", "cont", "running"};
-  bool known = false;
-  for (const char* p : kPhases) known |= std::strcmp(fault, p) == 0;
-  if (known && std::strcmp(fault, phase) != 0) return;
-  if (qemu_proc) qemu_proc->Kill();
-  throw std::runtime_error(known ? std::string("fault injected at phase ") + phase + " (QLAUNCH_FAULT)"
-                                 : std::string("QLAUNCH_FAULT=") + fault +
-                                       ": unknown phase (preflight, spawn, qmp, prealloc, cont or running)");
-}
-
-// After cont: query-status says running at once (QEMU resumes the vCPUs before it answers
-// cont); should it not, wait for the RESUME event, then ask again. No polling sleeps.
-void WaitRunning(qemu::QmpClient& qmp, milliseconds timeout) {
-  auto status = [&] { return qmp.Execute("query-status", nullptr, timeout).value("status", std::string()); };
-  std::string now = status();
-  if (now == "running") return;
-  const auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
-    auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
-    std::optional<nlohmann::json> ev = qmp.NextEvent(left);
-    if (!ev) break;
-    if (ev->value("event", "") == "RESUME") break;
-  }
-  if ((now = status()) == "running") return;
-  throw std::runtime_error("QEMU did not start running after 'cont' (query-status says '" + now + "')");
-}
-
-// The launcher's population is done: wait for the workers (rethrowing their error), close our
-// copies of the memfds, end the progress line.
-void FinishLauncherMemory(LauncherMemory* memory, prealloc::ProgressLine* line, const StartInterrupt& interrupt) {
-  if (memory) {
-    memory->Wait();
-    memory->Release();
-  }
-  if (line) line->Finish();
-  interrupt.ThrowIfInterrupted();
-}
-
-// The message of a start that failed once QEMU was spawned: why QEMU ended (with its log), or
-// that a signal stopped us, or the error itself.
-std::string FailureMessage(const std::string& error, const std::string& name, const StartInterrupt& interrupt,
-                           QemuProcess* qemu_proc, const fs::path& log) {
-  if (int sig = interrupt.signal()) {
-    return "start of domain " + name + " interrupted by " + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
-           "; QEMU was killed and everything it held released";
-  }
-  if (qemu_proc) {
-    // QEMU may be on its way out (the error is often the closed QMP socket): give it a moment.
-    std::optional<std::string> ended;
-    for (int i = 0; i < 50 && !(ended = qemu_proc->ExitDescription()); ++i)
-      std::this_thread::sleep_for(milliseconds(10));
-    if (ended) {
-      std::string msg = "QEMU " + *ended + " while starting domain " + name + " (" + error + ")";
-      std::string tail = LogTail(log);
-      msg += tail.empty() ? "; " + log.string() + " is empty" : "; the end of " + log.string() + ":\n" + tail;
-      return msg;
-    }
-  }
-  return error;
 }
 
 }  // namespace
@@ -302,53 +120,24 @@ StartReport StartDomain(const StartOptions& opts) {
   popts.memory_backing_dir = (state.root() / ".ram" / def.name).string();
   popts.emulator = emulator;
   popts.supervised = opts.supervised;
-  qemu::LaunchPlan plan = qemu::PlanLaunch(def, host, caps, popts);
-  // The launcher memfds' fd numbers are in the argv: make sure they are free here, and hold
-  // them at once so nothing opened later takes them.
+  qemu::LaunchPlan plan = PlanStart(def, host, caps, &popts);
+  // The launcher memfds' fd numbers are in the argv, free here: hold them at once so nothing
+  // opened later takes them.
   const int launcher_fds = static_cast<int>(LauncherBackendCount(plan));
-  if (launcher_fds > 0) {
-    int first = FreeFdBlock(popts.first_launcher_fd, launcher_fds);
-    if (first != popts.first_launcher_fd) {
-      popts.first_launcher_fd = first;
-      plan = qemu::PlanLaunch(def, host, caps, popts);
-    }
-  }
   FdReservation fd_reservation(popts.first_launcher_fd, launcher_fds);
   report.prealloc = PreallocSummary(plan);
   report.run_early = opts.run_early;
   t.Mark(Phase::kPlan);
 
   // --- pre-flight ---------------------------------------------------------------------------
-  {
-    DomainStatus st = state.Inspect(def.name);  // a clear refusal before the pool check
-    if (fs::exists(dir) && st.kind != DomainStatus::Kind::kStale)
-      throw AlreadyRunningError(def.name, st.qemu_alive ? st.qemu->pid : st.owner->pid,
-                                st.kind == DomainStatus::Kind::kStarting && !st.qemu_alive);
-  }
+  RefuseIfRunning(state, def.name);
   // Held from reading the free pages until this start's pages are reserved (pool_lock.h).
   std::optional<HugepagePoolLock> pool_lock;
   if (!plan.pool_needs.empty()) {
     pool_lock.emplace([&interrupt] { interrupt.ThrowIfInterrupted(); });
     host = LoadHost(opts.sysfs);  // the free pages now: another start may have taken some since
   }
-  std::vector<Diagnostic> problems = CheckAccelerator(def);
-  if (auto d = CheckMemlockLimit(def, qemu_user)) problems.push_back(*d);
-  if (opts.run_early)
-    if (auto d = RunEarlyRefusal(plan, def)) problems.push_back(*d);
-  if (problems.empty() && def.type == "kvm" && qemu_user.change) {
-    if (int err = OpenErrorAs(qemu_user, "/dev/kvm", O_RDWR)) {
-      Diagnostic d;
-      d.message = "type='kvm': the QEMU user " + qemu_user.user + " cannot open /dev/kvm (" + std::strerror(err) +
-                  "); add it to the group that owns /dev/kvm (kvm)";
-      problems.push_back(d);
-    }
-  }
-  for (auto& d : CheckHugepagePools(plan.pool_needs, host)) problems.push_back(std::move(d));
-  if (!problems.empty()) {
-    for (auto& d : problems)
-      if (d.file.empty()) d.file = def.file;
-    throw DiagnosticError(std::move(problems));
-  }
+  CheckHostForPlan(def, plan, host, qemu_user, opts.run_early);
 
   // --- side effects, each undone by its guard unless the start succeeds ---------------------
   // Destruction runs bottom-up: actions cleared, QMP closed, QEMU killed, memfds released,

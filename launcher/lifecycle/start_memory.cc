@@ -109,4 +109,13 @@ void MakeMemPathDirs(const qemu::LaunchPlan& plan, const numa::HostTopology& hos
   }
 }
 
+void FinishLauncherMemory(LauncherMemory* memory, prealloc::ProgressLine* line, const StartInterrupt& interrupt) {
+  if (memory) {
+    memory->Wait();
+    memory->Release();
+  }
+  if (line) line->Finish();
+  interrupt.ThrowIfInterrupted();
+}
+
 }  // namespace qlaunch::launcher

@@ -18,8 +18,10 @@
 
 #include "launcher/host/qemu_user.h"
 #include "launcher/host/state_dir.h"
+#include "launcher/lifecycle/start_interrupt.h"
 #include "numa/host_topology.h"
 #include "prealloc/populate.h"
+#include "prealloc/progress_line.h"
 #include "prealloc/prepared_memory.h"
 #include "qemu_cmd/launch_plan.h"
 
@@ -57,5 +59,9 @@ class LauncherMemory {
 // shared parents (<hugetlbfs>/qlaunch, <state>/.ram) stay, root's, 0755.
 void MakeMemPathDirs(const qemu::LaunchPlan& plan, const numa::HostTopology& host,
                      const std::string& memory_backing_dir, const QemuUser& qemu_user, StateClaim* claim);
+
+// The launcher's population is done: wait for the workers (rethrowing their error), close our
+// copies of the memfds, end the progress line.
+void FinishLauncherMemory(LauncherMemory* memory, prealloc::ProgressLine* line, const StartInterrupt& interrupt);
 
 }  // namespace qlaunch::launcher

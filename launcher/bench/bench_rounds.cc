@@ -17,7 +17,7 @@ namespace {
 // The bench would destroy a domain of that name: refuse one that runs already.
 void CheckNotRunning(const BenchConfig& cfg, bool libvirt) {
   try {
-    const ProcessRef qemu = RunningQemu(StateDir(), cfg.name);
+    const ProcessRef qemu = RunningQemu(StateDir(), cfg.name, Verb::kDestroy);  // the bench destroys what it starts
     throw std::runtime_error("domain " + cfg.name + " is running under qlaunch (pid " + std::to_string(qemu.pid) +
                              "); the bench starts and destroys a domain of that name: destroy it first, or bench a "
                              "copy of the XML with another <name>");

@@ -69,7 +69,7 @@ bool WriteAll(int fd, const char* p, size_t n) {
 
 int Run(const Options& o) {
   StateDir state;
-  DomainSession s = OpenDomainSession(state, o.name, std::chrono::seconds(5));
+  DomainSession s = OpenDomainSession(state, o.name, Verb::kConsole, std::chrono::seconds(5));
   const std::string pty = ConsolePty(*s.qmp, o.name, o.devname);
   s.qmp.reset();  // leave QMP to the others
   int fd = ::open(pty.c_str(), O_RDWR | O_NOCTTY | O_CLOEXEC);

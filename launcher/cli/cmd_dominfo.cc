@@ -32,7 +32,7 @@ std::string Trimmed(std::string s) {
 }
 
 json Info(const StateDir& state, const std::string& name) {
-  const ProcessRef qemu = RunningQemu(state, name);
+  const ProcessRef qemu = RunningQemu(state, name, Verb::kDominfo);
   const auto dir = state.DomainDir(name);
   domain::DomainDef def = domain::ParseDomainFile((dir / "domain.xml").string());
   json plan = json::parse(Slurp(dir / "plan.json"), nullptr, false);

@@ -23,9 +23,9 @@ struct Options {
 };
 
 // One QMP command on a running domain; prints what was done.
-int Simple(const Options& o, const char* command, const char* done) {
+int Simple(const Options& o, Verb verb, const char* command, const char* done) {
   StateDir state;
-  DomainSession s = OpenDomainSession(state, o.name, kQmpTimeout);
+  DomainSession s = OpenDomainSession(state, o.name, verb, kQmpTimeout);
   s.qmp->Execute(command, nullptr, kQmpTimeout);
   std::printf("domain %s %s\n", o.name.c_str(), done);
   return 0;
@@ -34,7 +34,7 @@ int Simple(const Options& o, const char* command, const char* done) {
 // ACPI power button, then wait for QEMU to go; --force destroys a guest that ignores it.
 int Shutdown(const Options& o) {
   StateDir state;
-  DomainSession s = OpenDomainSession(state, o.name, kQmpTimeout);
+  DomainSession s = OpenDomainSession(state, o.name, Verb::kShutdown, kQmpTimeout);
   s.qmp->Execute("system_powerdown", nullptr, kQmpTimeout);
   s.qmp.reset();
   const auto deadline = Clock::now() + std::chrono::duration<double>(o.timeout_s);
@@ -71,20 +71,20 @@ void AddLifecycleCommands(CLI::App& app, CommandAction* action) {
           "Pause a running domain's vCPUs (QMP 'stop'), like `virsh suspend`; its memory stays.\n"
           "Example: qlaunch suspend two-cells",
           suspend)
-      ->callback([suspend, action] { *action = [suspend] { return Simple(*suspend, "stop", "suspended"); }; });
+      ->callback([suspend, action] { *action = [suspend] { return Simple(*suspend, Verb::kSuspend, "stop", "suspended"); }; });
 
   auto resume = std::make_shared<Options>();
   AddVerb(app, "resume", "Run a suspended domain's vCPUs again (QMP 'cont'), like `virsh resume`.\n"
                          "Example: qlaunch resume two-cells",
           resume)
-      ->callback([resume, action] { *action = [resume] { return Simple(*resume, "cont", "resumed"); }; });
+      ->callback([resume, action] { *action = [resume] { return Simple(*resume, Verb::kResume, "cont", "resumed"); }; });
 
   auto reboot = std::make_shared<Options>();
   AddVerb(app, "reboot",
           "Reset a domain like pressing its reset button (QMP 'system_reset'; virsh calls this 'reset').\n"
           "The guest is not asked first. Example: qlaunch reboot two-cells",
           reboot)
-      ->callback([reboot, action] { *action = [reboot] { return Simple(*reboot, "system_reset", "reset"); }; });
+      ->callback([reboot, action] { *action = [reboot] { return Simple(*reboot, Verb::kReboot, "system_reset", "reset"); }; });
 
   auto shutdown = std::make_shared<Options>();
   CLI::App* sub = AddVerb(app, "shutdown",

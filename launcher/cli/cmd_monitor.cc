@@ -29,7 +29,7 @@ int Run(const Options& o) {
                                "got '" + o.command + "' (use --hmp for a human monitor command)");
   }
   StateDir state;
-  DomainSession s = OpenDomainSession(state, o.name, kQmpTimeout);
+  DomainSession s = OpenDomainSession(state, o.name, Verb::kMonitor, kQmpTimeout);
   if (o.hmp) {
     nlohmann::json out = s.qmp->Execute("human-monitor-command", {{"command-line", o.command}}, kQmpTimeout);
     std::fputs(out.is_string() ? out.get<std::string>().c_str() : out.dump().c_str(), stdout);

@@ -42,7 +42,7 @@ bool Quit(const std::string& socket, std::chrono::milliseconds timeout) {
 
 }  // namespace
 
-ProcessRef RunningQemu(const StateDir& state, const std::string& name) {
+ProcessRef RunningQemu(const StateDir& state, const std::string& name, Verb verb) {
   try {
     CheckDomainName(name);
   } catch (const std::invalid_argument&) {
@@ -55,14 +55,15 @@ ProcessRef RunningQemu(const StateDir& state, const std::string& name) {
     state.WithLock([&] { state.RemoveIfStale(name); });
     throw NotRunningError(name);
   }
-  if (st.kind == DomainStatus::Kind::kStarting)
-    throw std::runtime_error("domain " + name + " is still being started (by qlaunch pid " +
-                             std::to_string(st.owner->pid) + "); try again once that start has finished");
+  const DomainState now = StateFromStatus(st);
+  if (!Accepts(now, verb))
+    throw WrongStateError(RefusalMessage(
+        name, now, verb, now == DomainState::kStarting ? "by qlaunch pid " + std::to_string(st.owner->pid) : ""));
   return *st.qemu;
 }
 
 DestroyResult DestroyDomain(const StateDir& state, const std::string& name, const DestroyOptions& opts) {
-  const ProcessRef qemu = RunningQemu(state, name);
+  const ProcessRef qemu = RunningQemu(state, name, Verb::kDestroy);
   DestroyResult result{qemu.pid, ""};
   if (Quit((state.DomainDir(name) / "qmp.sock").string(), opts.qmp_timeout) && WaitGone(qemu, opts.quit_wait)) {
     result.how = "quit";

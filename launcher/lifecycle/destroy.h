@@ -9,6 +9,7 @@
 #include <string>
 
 #include "launcher/host/state_dir.h"
+#include "launcher/lifecycle/domain_state.h"
 
 namespace qlaunch::launcher {
 
@@ -29,10 +30,21 @@ struct DestroyResult {
   std::string how;  // "quit", "SIGTERM" or "SIGKILL": what ended it
 };
 
-// The QEMU of a running domain, for every verb that acts on one. Throws NotRunningError for
-// unknown names and stale entries (which it removes), std::runtime_error while a `start` of it
-// is still at work.
-ProcessRef RunningQemu(const StateDir& state, const std::string& name);
+// A verb the domain's state refuses (domain_state.h), with the table's message.
+class WrongStateError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The QEMU of a running domain, for a verb that acts on one: the domain's state, from the state
+// dir, is asked whether it accepts `verb` (domain_state.h). Throws NotRunningError for unknown
+// names and stale entries (which it removes), WrongStateError when the state refuses the verb
+// (while a `start` of it is still at work, for every verb but list).
+ProcessRef RunningQemu(const StateDir& state, const std::string& name, Verb verb);
+// As destroy asks: for code that acts on a domain it has just started itself (run's supervisor).
+inline ProcessRef RunningQemu(const StateDir& state, const std::string& name) {
+  return RunningQemu(state, name, Verb::kDestroy);
+}
 
 // Throws as RunningQemu does, and std::runtime_error when QEMU will not die.
 DestroyResult DestroyDomain(const StateDir& state, const std::string& name, const DestroyOptions& opts = {});

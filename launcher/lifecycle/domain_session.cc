@@ -6,9 +6,10 @@
 
 namespace qlaunch::launcher {
 
-DomainSession OpenDomainSession(const StateDir& state, const std::string& name, std::chrono::milliseconds timeout) {
+DomainSession OpenDomainSession(const StateDir& state, const std::string& name, Verb verb,
+                                std::chrono::milliseconds timeout) {
   DomainSession s;
-  s.qemu = RunningQemu(state, name);
+  s.qemu = RunningQemu(state, name, verb);
   const std::string socket = (state.DomainDir(name) / "qmp.sock").string();
   try {
     s.qmp = qemu::QmpClient::Connect(socket, timeout, /*wait_for_server=*/false);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "launcher/host/state_dir.h"
+#include "launcher/lifecycle/domain_state.h"
 #include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {
@@ -17,8 +18,10 @@ struct DomainSession {
   std::unique_ptr<qemu::QmpClient> qmp;
 };
 
-// Throws NotRunningError, std::runtime_error (still starting; QMP does not answer, naming the
+// `verb` is asked of the domain's state (RunningQemu). Throws NotRunningError, WrongStateError,
+// std::runtime_error (still starting; QMP does not answer, naming the
 // domain and the socket).
-DomainSession OpenDomainSession(const StateDir& state, const std::string& name, std::chrono::milliseconds timeout);
+DomainSession OpenDomainSession(const StateDir& state, const std::string& name, Verb verb,
+                                std::chrono::milliseconds timeout);
 
 }  // namespace qlaunch::launcher

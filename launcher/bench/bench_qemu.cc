@@ -1,4 +1,4 @@
-// The plain-QEMU starter of `qlaunch bench` (see launcher/bench_starters.h): QEMU by hand with the
+// The plain-QEMU starter of `qlaunch bench` (see launcher/bench/bench_starters.h): QEMU by hand with the
 // argv `domxml-to-native --prealloc qemu` prints, timed from exec until the guest runs.
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// Small pieces the starters of `qlaunch bench` share (launcher/bench_starters.cc, bench_qemu.cc).
+// Small pieces the starters of `qlaunch bench` share (launcher/bench/bench_starters.cc, bench_qemu.cc).
 #pragma once
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // The subcommands of the qlaunch CLI. Each lives in launcher/cmd_<name>.cc and registers
 // itself on the CLI11 app: it adds its subcommand with its options, and when that subcommand
-// is the one parsed, stores the work to do in *action. RunCli (launcher/cli.cc) then runs it.
+// is the one parsed, stores the work to do in *action. RunCli (launcher/cli/cli.cc) then runs it.
 // Exit codes: 0 success, 1 error (DiagnosticError or std::exception are caught by RunCli and
 // printed on stderr), 2 usage.
 #pragma once

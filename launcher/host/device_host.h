@@ -9,7 +9,7 @@
 // which QEMU holds once spawned; sockets are unlinked). HandedOver() closes qlaunch's copies
 // once QEMU has inherited them.
 //
-// Each family owns one part (launcher/<family>_host.{h,cc}).
+// Each family owns one part (launcher/host/<family>_host.{h,cc}).
 #pragma once
 
 #include <filesystem>
@@ -83,9 +83,9 @@ class DeviceHostSide {
 };
 
 // The parts, one per family (each in its own file).
-std::unique_ptr<DeviceHostPart> MakeNetHost();       // launcher/net_host.cc
-std::unique_ptr<DeviceHostPart> MakeChardevHost();   // launcher/chardev_host.cc
-std::unique_ptr<DeviceHostPart> MakeGraphicsHost();  // launcher/graphics_host.cc
-std::unique_ptr<DeviceHostPart> MakeFirmwareHost();  // launcher/firmware_host.cc
+std::unique_ptr<DeviceHostPart> MakeNetHost();       // launcher/host/net_host.cc
+std::unique_ptr<DeviceHostPart> MakeChardevHost();   // launcher/host/chardev_host.cc
+std::unique_ptr<DeviceHostPart> MakeGraphicsHost();  // launcher/host/graphics_host.cc
+std::unique_ptr<DeviceHostPart> MakeFirmwareHost();  // launcher/host/firmware_host.cc
 
 }  // namespace qlaunch::launcher

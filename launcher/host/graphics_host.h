@@ -1,4 +1,4 @@
-// The graphics part of DeviceHostSide (launcher/graphics_host.cc), with its port test
+// The graphics part of DeviceHostSide (launcher/host/graphics_host.cc), with its port test
 // injectable for tests.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The host side of <interface> (launcher/net_host.cc): taps as libvirt 9.0 makes them.
+// The host side of <interface> (launcher/host/net_host.cc): taps as libvirt 9.0 makes them.
 // Plan checks without changing the host: a bridge exists, /dev/net/tun is usable, a managed
 // tap's name is free, an unmanaged tap exists. Create opens each tap on /dev/net/tun (not
 // persistent, so it disappears with the last fd, QEMU's: nothing is left after destroy or a

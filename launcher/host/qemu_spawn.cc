@@ -82,7 +82,7 @@ struct ChildSetup : bp::extend::handler {
 
   void DropPrivileges() const {
     if (cgroup_procs_fd >= 0 && ::write(cgroup_procs_fd, "0", 1) != 1) DieBeforeExec("joining its cgroup");
-    if (memlock_bytes) {  // the pre-flight checked that this host lets us (launcher/start.cc)
+    if (memlock_bytes) {  // the pre-flight checked that this host lets us (launcher/lifecycle/start_checks.cc)
       struct rlimit lim {};
       if (::getrlimit(RLIMIT_MEMLOCK, &lim) != 0 || (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < memlock_bytes)) {
         lim = {memlock_bytes, memlock_bytes};

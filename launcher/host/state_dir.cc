@@ -149,7 +149,7 @@ void RemoveDomainDir(const fs::path& dir) {
       fs::remove_all(line, ec);
     }
   }
-  if (auto cgroup = ReadSmallFile(dir / "cgroup")) {  // the domain's cgroup (launcher/cgroup.h)
+  if (auto cgroup = ReadSmallFile(dir / "cgroup")) {  // the domain's cgroup (launcher/host/cgroup.h)
     while (!cgroup->empty() && cgroup->back() == '\n') cgroup->pop_back();
     if (!cgroup->empty()) RemoveCgroup(*cgroup);
   }

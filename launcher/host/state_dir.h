@@ -140,7 +140,7 @@ void AtomicWrite(const std::filesystem::path& path, const std::string& contents)
 // Helpers shared by list and destroy.
 std::optional<ProcessRef> ReadProcessRef(const std::filesystem::path& pid_file,
                                          const std::filesystem::path& start_file);
-// Gives back the files in <dir>/labels.json (launcher/file_labels.h), removes each path in
+// Gives back the files in <dir>/labels.json (launcher/host/file_labels.h), removes each path in
 // <dir>/cleanup (missing ones are fine) and the cgroup in <dir>/cgroup, then <dir> itself.
 void RemoveDomainDir(const std::filesystem::path& dir);
 

@@ -22,7 +22,7 @@ struct DomainEntry {
                       // `qlaunch start` is still at work; "unknown" when QMP does not answer
   uint64_t memory_bytes = 0;  // from its domain.xml; 0 when unknown
   unsigned vcpus = 0;
-  // What its devices got on the host (the state's devices.json, launcher/device_host.h):
+  // What its devices got on the host (the state's devices.json, launcher/host/device_host.h):
   // [{"type","listen","port"}] and [{"type","model","mac","tap","bridge"}]; empty when none.
   nlohmann::json devices = nlohmann::json::object();
 };

@@ -1,5 +1,5 @@
 // A QMP session with a running domain, for the verbs that act on one (suspend, resume, reboot,
-// shutdown, qemu-monitor-command): the domain must be running (launcher/destroy.h RunningQemu),
+// shutdown, qemu-monitor-command): the domain must be running (launcher/lifecycle/destroy.h RunningQemu),
 // then its QMP socket is connected and qmp_capabilities sent.
 #pragma once
 

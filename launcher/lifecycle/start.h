@@ -5,7 +5,7 @@
 //   them -> spawn QEMU paused (-S) (the filling goes on meanwhile) -> QMP greeting ->
 //   qmp_capabilities (its reply: QEMU's own start-up preallocation is done) -> widen QEMU's
 //   affinity if it was narrowed -> launcher population done -> object-del every
-//   thread-context -> cont -> query-status says running. With --run-early (launcher/run_early.h)
+//   thread-context -> cont -> query-status says running. With --run-early (launcher/lifecycle/run_early.h)
 //   the launcher's population is waited for after cont instead, with the guest running.
 //
 // Every resource is held by an RAII guard that is disarmed only when the guest runs: on any

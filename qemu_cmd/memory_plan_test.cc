@@ -1,3 +1,5 @@
+// Over 400 lines for a reason: one test per rule of the memory plan (docs/planner.md), in the
+// rules' order, on the shared plan fixtures; split, the rules would no longer read as one table.
 #include "qemu_cmd/memory_plan.h"
 
 #include <gtest/gtest.h>

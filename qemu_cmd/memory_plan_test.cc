@@ -1,5 +1,5 @@
-// Over 400 lines for a reason: one test per rule of the memory plan (docs/planner.md), in the
-// rules' order, on the shared plan fixtures; split, the rules would no longer read as one table.
+// Over 400 lines for a reason: 23 small cases of one function (PlanMemory: cells, DIMMs, backend
+// types, page sizes, prealloc), all on the shared plan fixtures; each is short, there are many.
 #include "qemu_cmd/memory_plan.h"
 
 #include <gtest/gtest.h>

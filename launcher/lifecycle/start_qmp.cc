@@ -24,13 +24,8 @@ std::string TimeoutText(milliseconds qmp_timeout, milliseconds allowance) {
 
 }  // namespace
 
-// How long QEMU may take to preallocate `bytes` itself: 2 ms per MiB (0.5 GB/s, a slow host).
 milliseconds PreallocAllowance(uint64_t bytes) { return milliseconds((bytes >> 20) * 2); }
 
-// Connects to the QMP socket qlaunch made (QEMU holds the listening end, so this needs no
-// wait) and reads the greeting. QEMU preallocates while it creates the machine, before it
-// greets, so the wait includes the preallocation allowance. A QEMU that dies, or is killed on
-// an interrupt, resets the connection: the read fails at once, never by timing out.
 std::unique_ptr<qemu::QmpClient> ConnectQmp(const fs::path& socket, milliseconds qmp_timeout, milliseconds allowance) {
   try {
     return qemu::QmpClient::Connect(socket.string(), qmp_timeout + allowance, /*wait_for_server=*/false);
@@ -42,11 +37,6 @@ std::unique_ptr<qemu::QmpClient> ConnectQmp(const fs::path& socket, milliseconds
   }
 }
 
-// Before cont: the plan's device state commands (set_link ...), then the thread-contexts.
-// Thread-contexts only serve preallocation: once it is done, delete them so their idle threads
-// go (libvirt does the object-del too). A backend's prealloc-context is a strong QOM link, so
-// object-del alone leaves the object, and its thread, alive as long as a backend points at it:
-// clear those links first. Failures are warnings; the guest runs either way.
 void BeforeCont(qemu::QmpClient& qmp, const qemu::LaunchPlan& plan, milliseconds timeout) {
   for (const auto& c : plan.before_cont) qmp.Execute(c.execute, nlohmann::json::parse(c.arguments_json), timeout);
   auto attempt = [&](const std::string& what, const std::string& command, const nlohmann::json& args) {
@@ -66,8 +56,6 @@ void BeforeCont(qemu::QmpClient& qmp, const qemu::LaunchPlan& plan, milliseconds
   for (const auto& ctx : plan.contexts) attempt("object-del " + ctx.id, "object-del", {{"id", ctx.id}});
 }
 
-// After cont: query-status says running at once (QEMU resumes the vCPUs before it answers
-// cont); should it not, wait for the RESUME event, then ask again. No polling sleeps.
 void WaitRunning(qemu::QmpClient& qmp, milliseconds timeout) {
   auto status = [&] { return qmp.Execute("query-status", nullptr, timeout).value("status", std::string()); };
   std::string now = status();

@@ -118,7 +118,7 @@ std::string ChardevValue(const DeviceContext& ctx, const CharDev& c, size_t inde
   if (c.type == "unix") {
     auto fd = res.chardev_fds.find(index);
     if (fd != res.chardev_fds.end() && fd->second >= 0) {
-      kv.Add("fd", fd->second);  // the launcher's listening socket (launcher/chardev_host.cc)
+      kv.Add("fd", fd->second);  // the launcher's listening socket (launcher/host/chardev_host.cc)
     } else {
       auto p = listen_paths.find(index);
       kv.Add("path", std::string_view(p != listen_paths.end() ? p->second : c.path));

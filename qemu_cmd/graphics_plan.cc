@@ -53,7 +53,7 @@ int GraphicsPort(const DeviceContext& ctx, size_t index) {
   const auto& picked = ctx.opts->devices.graphics_ports;
   if (auto it = picked.find(index); it != picked.end()) return it->second;
   // domxml-to-native: libvirt's pretend ports (qemuProcessGraphicsAllocatePorts without
-  // allocating); `start` picks a free one (launcher/graphics_host.cc).
+  // allocating); `start` picks a free one (launcher/host/graphics_host.cc).
   return g.type == "vnc" ? 5900 : 5901;
 }
 

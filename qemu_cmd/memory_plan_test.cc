@@ -1,3 +1,5 @@
+// Over 400 lines for a reason: 23 small cases of one function (PlanMemory: cells, DIMMs, backend
+// types, page sizes, prealloc), all on the shared plan fixtures; each is short, there are many.
 #include "qemu_cmd/memory_plan.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,6 @@
+// Over 400 lines for a reason: this is one algorithm, libvirt's two-pass assignment
+// (qemu_cmd/pci_address.h), whose passes share the Assigner's bus state; the driver table it
+// places devices by is qemu_cmd/pci_kind.cc.
 #include "qemu_cmd/pci_address.h"
 
 #include <algorithm>
@@ -15,20 +18,6 @@ std::string ToHex(unsigned v) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "%x", v);
   return buf;
-}
-
-PciKind PciKindOf(const std::string& driver) {
-  static const std::map<std::string, PciKind, std::less<>> kKinds = {
-      {"qemu-xhci", PciKind::kExpress},       {"nec-usb-xhci", PciKind::kExpress},
-      {"e1000e", PciKind::kExpress},          {"igb", PciKind::kExpress},
-      {"bochs-display", PciKind::kExpress},   {"virtio-vga", PciKind::kVirtio},
-      {"pcie-root-port", PciKind::kRootPort}, {"ioh3420", PciKind::kRootPort},
-      {"pcie-pci-bridge", PciKind::kPcieToPciBridge}, {"pci-bridge", PciKind::kPciBridge},
-  };
-  if (auto it = kKinds.find(driver); it != kKinds.end()) return it->second;
-  // virtio-*-pci; the -transitional variants only work in conventional slots.
-  if (driver.starts_with("virtio-") && !driver.ends_with("-transitional")) return PciKind::kVirtio;
-  return PciKind::kConventional;
 }
 
 namespace {
@@ -414,14 +403,6 @@ unsigned UsbIndex(const PlannedDevice& d) {
   for (const auto& [key, value] : d.props)
     if (key == "masterbus") return IndexAfter(value, "usb", ".0").value_or(0);
   return IndexAfter(d.id, "usb").value_or(0);
-}
-
-int Usb2Function(const std::string& driver) {
-  if (driver == "ich9-usb-ehci1") return 7;
-  if (driver == "ich9-usb-uhci1") return 0;
-  if (driver == "ich9-usb-uhci2") return 1;
-  if (driver == "ich9-usb-uhci3") return 2;
-  return -1;
 }
 
 bool HasProp(const PlannedDevice& d, std::string_view key) {

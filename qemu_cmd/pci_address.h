@@ -16,21 +16,9 @@
 #include <vector>
 
 #include "qemu_cmd/device_plan.h"
+#include "qemu_cmd/pci_kind.h"
 
 namespace qlaunch::qemu {
-
-// How a device plugs into PCI (libvirt's virDomainPCIConnectFlags, reduced to what x86 needs).
-enum class PciKind {
-  kConventional,  // e1000, rtl8139, VGA, cirrus-vga, qxl-vga, ich9-intel-hda, AC97, i6300esb, lsi, ahci, uhci/ehci
-  kExpress,       // qemu-xhci, nec-usb-xhci, e1000e, bochs-display: a pcie-root-port on q35
-  kVirtio,        // virtio-*-pci, virtio-vga: PCI Express on q35 (QEMU 5.2 and 7.2 have transitional virtio)
-  kRootPort,      // pcie-root-port, ioh3420
-  kPcieToPciBridge,
-  kPciBridge,
-};
-
-// The kind of a QEMU device type; unknown virtio-* types are virtio, other unknown types conventional.
-PciKind PciKindOf(const std::string& driver);
 
 // Fills `slot` of every pci device; may insert PCI controllers (family "controller",
 // rank kPciController) it had to add. Throws DiagnosticError on a clash or a full bus.

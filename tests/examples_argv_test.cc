@@ -14,7 +14,7 @@
 
 #include "domain/parser.h"
 #include "domain/validate.h"
-#include "launcher/qemu_spawn.h"
+#include "launcher/host/qemu_spawn.h"
 #include "numa/host_topology.h"
 #include "qemu_cmd/caps_probe.h"
 #include "qemu_cmd/planner.h"

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <optional>
 
-#include "launcher/destroy.h"
+#include "launcher/lifecycle/destroy.h"
 #include "support/launch_env.h"
 
 namespace qlaunch::testing {

@@ -1,5 +1,5 @@
 // Two starts of different domains launched together on a hugepage pool that fits one of them
-// (launcher/pool_lock.h): exactly one runs, the other fails in the pre-flight with the pool
+// (launcher/host/pool_lock.h): exactly one runs, the other fails in the pre-flight with the pool
 // error (node, page size, needed, free) and never spawns a QEMU; afterwards no page is missing.
 // Several rounds, QEMU's own preallocation and the launcher's, on real QEMU 7.2.
 #include <fstream>

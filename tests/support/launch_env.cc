@@ -16,7 +16,7 @@
 #include <sstream>
 #include <thread>
 
-#include "launcher/preflight.h"
+#include "launcher/lifecycle/preflight.h"
 #include "support/hardware.h"
 
 namespace qlaunch::testing {

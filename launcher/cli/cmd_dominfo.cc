@@ -1,0 +1,80 @@
+// qlaunch dominfo: what a running domain is and where its memory sits, like `virsh dominfo`.
+#include <cstdio>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "launcher/cli/command.h"
+#include "launcher/host/state_dir.h"
+#include "launcher/lifecycle/domain_info.h"
+
+namespace qlaunch::launcher {
+
+namespace {
+
+using nlohmann::json;
+
+struct Options {
+  std::string name;
+  bool json = false;
+};
+
+std::string Bytes(uint64_t b) { return std::to_string(b >> 20) + " MiB"; }
+
+int Run(const Options& o) {
+  StateDir state;
+  json info = DomainInfo(state, o.name);
+  if (o.json) {
+    std::printf("%s\n", info.dump().c_str());
+    return 0;
+  }
+  auto row = [](const char* k, const std::string& v) { std::printf("%-17s %s\n", k, v.c_str()); };
+  row("Name:", info["name"]);
+  row("UUID:", info["uuid"].is_null() ? "-" : info["uuid"].get<std::string>());
+  row("State:", info["state"]);
+  row("Pid:", std::to_string(info["pid"].get<int>()));
+  row("User:", info["user"]);
+  row("vCPUs:", std::to_string(info["vcpus"].get<unsigned>()));
+  row("Memory:", Bytes(info["memory_bytes"]));
+  std::string sizes;
+  for (uint64_t s : info["page_sizes"]) sizes += (sizes.empty() ? "" : ", ") + (s ? Bytes(s) : std::string("4 KiB"));
+  row("Page sizes:", sizes);
+  row("Preallocation:", info["prealloc"]);
+  for (const json& g : info["graphics"])
+    row("Graphics:", g.value("type", "") + " " + g.value("listen", "") + ":" + std::to_string(g.value("port", 0)));
+  for (const json& n : info["interfaces"]) {
+    std::string where = n.value("tap", "").empty() ? "" : ", tap " + n.value("tap", "");
+    if (!n.value("bridge", "").empty()) where += " on " + n.value("bridge", "");
+    row("Interface:", n.value("mac", "") + " " + n.value("model", "") + " (" + n.value("type", "") + where + ")");
+  }
+  for (const auto& [what, key] : {std::pair{"Planned on:", "planned_by_node"}, {"Resident on:", "memory_by_node"}}) {
+    std::string s;
+    for (auto it = info[key].begin(); it != info[key].end(); ++it)
+      s += (s.empty() ? "" : ", ") + (it.key() == "any" ? std::string("unbound") : "node " + it.key()) + ": " +
+           Bytes(it.value());
+    row(what, s.empty() ? "-" : s);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddDominfoCommand(CLI::App& app, CommandAction* action) {
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand(
+      "dominfo",
+      "Show a running domain like `virsh dominfo`: state, pid, QEMU's user, vCPUs, memory, page sizes,\n"
+      "who preallocated, and where its guest memory sits per host node right now (QEMU's\n"
+      "/proc/PID/numa_maps: the pages mapped in QEMU, all of them once QEMU preallocated; after\n"
+      "qlaunch's own preallocation only what the guest has touched) next to where the plan put it;\n"
+      "its graphics (listen address, port) and interfaces (MAC, model, tap, bridge).\n"
+      "Example: qlaunch dominfo --json two-cells");
+  sub->add_option("NAME", o->name, "the domain's <name>")->required();
+  sub->add_flag("--json", o->json,
+                "print {\"name\",\"state\",\"pid\",\"user\",\"vcpus\",\"memory_bytes\",\"page_sizes\",\"prealloc\",\n"
+                "\"memory_by_node\":{\"<node>\":bytes},\"planned_by_node\",\"backends\":[...]}");
+  sub->callback([o, action] { *action = [o] { return Run(*o); }; });
+}
+
+}  // namespace qlaunch::launcher

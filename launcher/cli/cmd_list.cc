@@ -1,0 +1,47 @@
+// qlaunch list: the running domains.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "launcher/cli/command.h"
+#include "launcher/lifecycle/domain_list.h"
+#include "launcher/lifecycle/start.h"
+#include "launcher/host/state_dir.h"
+
+namespace qlaunch::launcher {
+
+namespace {
+
+struct Options {
+  bool json = false;
+};
+
+int Run(const Options& o) {
+  StateDir state;
+  auto timeout = std::min<std::chrono::milliseconds>(QmpTimeoutFromEnv(), std::chrono::seconds(5));
+  auto domains = ListDomains(state, timeout);
+  if (o.json) std::printf("%s\n", ToJson(domains).dump().c_str());
+  else std::printf("%s", ToTable(domains).c_str());
+  return 0;
+}
+
+}  // namespace
+
+void AddListCommand(CLI::App& app, CommandAction* action) {
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand(
+      "list",
+      "List the domains qlaunch started that are still running, with their state from QEMU\n"
+      "(QMP query-status: running, paused, ...; 'starting' while a start is at work). Entries whose\n"
+      "QEMU has gone are removed from $QLAUNCH_STATE_DIR (default /run/qlaunch) and not listed.\n"
+      "Example: qlaunch list --json");
+  sub->add_flag("--json", o->json,
+                "print [{\"name\",\"pid\",\"state\",\"memory_bytes\",\"vcpus\",\"graphics\",\"interfaces\"}, ...]\n"
+                "instead of a table (graphics: type, listen, port; interfaces: type, model, mac, tap, bridge)");
+  sub->callback([o, action] { *action = [o] { return Run(*o); }; });
+}
+
+}  // namespace qlaunch::launcher

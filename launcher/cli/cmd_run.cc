@@ -1,0 +1,86 @@
+// qlaunch run: start a domain and supervise it in the foreground until it is gone.
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "domain/parser.h"
+#include "launcher/cli/command.h"
+#include "launcher/lifecycle/inputs.h"
+#include "launcher/lifecycle/start.h"
+#include "launcher/lifecycle/supervise.h"
+
+namespace qlaunch::launcher {
+
+namespace {
+
+struct Options {
+  StartOptions start;
+  std::string prealloc = "auto", pidfile;
+  double shutdown_timeout_s = 30;
+  bool json = false;
+};
+
+int Run(Options& o) {
+  InstallRunSignals();
+  o.start.prealloc = *ParsePreallocMode(o.prealloc);
+  o.start.supervised = true;
+  StartReport report;
+  domain::Lifecycle lifecycle;
+  try {
+    lifecycle = domain::ParseDomainFile(o.start.domain_xml).lifecycle;
+    report = StartDomain(o.start);
+  } catch (const DiagnosticError& e) {
+    for (const auto& d : e.diagnostics()) std::fprintf(stderr, "%s\n", d.ToString().c_str());
+    return kRunStartFailed;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "qlaunch: error: %s\n", e.what());
+    return kRunStartFailed;
+  }
+  if (o.json) std::fprintf(stderr, "%s\n", ToJson(report).dump().c_str());
+  else std::fprintf(stderr, "%s", ToTable(report).c_str());
+  if (!o.pidfile.empty()) std::ofstream(o.pidfile) << ::getpid() << "\n";
+  SuperviseOptions so;
+  so.shutdown_timeout = std::chrono::milliseconds(static_cast<long long>(o.shutdown_timeout_s * 1000));
+  so.json = o.json;
+  int rc = Supervise(StateDir(o.start.state_root.empty() ? DefaultStateRoot() : o.start.state_root), report.name,
+                     lifecycle, so);
+  if (!o.pidfile.empty()) std::remove(o.pidfile.c_str());
+  return rc;
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, CommandAction* action) {
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand(
+      "run",
+      "Start a domain like 'start' and stay in the foreground as its supervisor until it is gone: for\n"
+      "systemd (Type=notify: READY=1 once the guest runs), supervisord, Nomad raw_exec, a pod. Acts on\n"
+      "QEMU's events as libvirt does: <on_poweroff>, <on_reboot> and <on_crash> (destroy, restart,\n"
+      "preserve). SIGTERM/SIGINT press the ACPI power button and destroy the domain after\n"
+      "--shutdown-timeout; SIGHUP is ignored. Events go to stderr (JSON lines with --json).\n"
+      "Exit status: 0 the guest powered off, 1 the start failed, 2 usage, 3 the guest crashed and\n"
+      "<on_crash> destroyed it, 4 destroyed after the shutdown timeout, 5 QEMU ended by itself or was\n"
+      "destroyed by someone else. Everything is released however it ends.\n"
+      "Example: qlaunch run --shutdown-timeout 60 --pidfile /run/vm1.pid vm1.xml");
+  sub->add_option("DOMAIN.xml", o->start.domain_xml, "libvirt domain XML")->required()->check(CLI::ExistingFile);
+  sub->add_option("--qemu", o->start.qemu, "QEMU binary (as for start)");
+  sub->add_option("--prealloc", o->prealloc, "auto|qemu|launcher (as for start)")
+      ->check(CLI::IsMember({"auto", "qemu", "launcher"}))
+      ->capture_default_str();
+  sub->add_option("--user", o->start.user, "run QEMU as USER[:GROUP] (as for start)");
+  sub->add_option("--sysfs", o->start.sysfs, "read the host from this copy of /sys");
+  sub->add_flag("--progress", o->start.progress, "show a preallocation progress line on stderr");
+  sub->add_option("--shutdown-timeout", o->shutdown_timeout_s,
+                  "seconds between the ACPI power button and destroy on SIGTERM/SIGINT (0: destroy at once)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option("--pidfile", o->pidfile, "write qlaunch run's pid here while it supervises");
+  sub->add_flag("--json", o->json, "the start report and every event as JSON lines on stderr");
+  sub->callback([o, action] { *action = [o] { return Run(*o); }; });
+}
+
+}  // namespace qlaunch::launcher

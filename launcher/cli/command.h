@@ -1,0 +1,33 @@
+// The subcommands of the qlaunch CLI. Each lives in launcher/cmd_<name>.cc and registers
+// itself on the CLI11 app: it adds its subcommand with its options, and when that subcommand
+// is the one parsed, stores the work to do in *action. RunCli (launcher/cli/cli.cc) then runs it.
+// Exit codes: 0 success, 1 error (DiagnosticError or std::exception are caught by RunCli and
+// printed on stderr), 2 usage.
+#pragma once
+
+#include <functional>
+
+namespace CLI {
+class App;
+}
+
+namespace qlaunch::launcher {
+
+using CommandAction = std::function<int()>;
+
+void AddDomxmlToNativeCommand(CLI::App& app, CommandAction* action);
+void AddValidateCommand(CLI::App& app, CommandAction* action);
+void AddCapabilitiesCommand(CLI::App& app, CommandAction* action);
+void AddPreallocCommand(CLI::App& app, CommandAction* action);
+void AddStartCommand(CLI::App& app, CommandAction* action);
+void AddListCommand(CLI::App& app, CommandAction* action);
+void AddDestroyCommand(CLI::App& app, CommandAction* action);
+void AddCompletionCommand(CLI::App& app, CommandAction* action);
+void AddLifecycleCommands(CLI::App& app, CommandAction* action);  // suspend resume reboot shutdown
+void AddMonitorCommand(CLI::App& app, CommandAction* action);
+void AddDominfoCommand(CLI::App& app, CommandAction* action);
+void AddRunCommand(CLI::App& app, CommandAction* action);
+void AddConsoleCommand(CLI::App& app, CommandAction* action);
+void AddBenchCommand(CLI::App& app, CommandAction* action);
+
+}  // namespace qlaunch::launcher

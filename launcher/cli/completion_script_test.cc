@@ -1,0 +1,102 @@
+// The completion script, made from the real CLI tree and run by a real bash: what it offers
+// for a few command lines a user types.
+#include "launcher/cli/completion_script.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include "launcher/cli/cli.h"
+
+namespace qlaunch::launcher {
+namespace {
+
+std::vector<CompletionCommand> RealModel() {
+  CLI::App app;
+  CommandAction action;
+  BuildCli(app, &action);
+  return CompletionModel(app);
+}
+
+// What bash's completion offers for `words` (the last one is the word being completed).
+std::set<std::string> Complete(const std::vector<std::string>& words) {
+  static const std::string script = [] {
+    std::string path = std::filesystem::temp_directory_path() / ("qlaunch-completion-" + std::to_string(getpid()));
+    std::ofstream(path) << BashCompletionScript("qlaunch", RealModel());
+    return path;
+  }();
+  std::string line = "source " + script + "; COMP_WORDS=(";
+  for (const auto& w : words) line += "'" + w + "' ";
+  line += "); COMP_CWORD=" + std::to_string(words.size() - 1) + "; _qlaunch; printf '%s\\n' \"${COMPREPLY[@]}\"";
+  // The line has quotes of its own: bash reads it from the environment. Run from the source
+  // tree, so file names complete against examples/.
+  setenv("QL_LINE", line.c_str(), 1);
+  FILE* p = popen(("cd '" + std::string(QLAUNCH_SOURCE_DIR) + "' && bash --norc -c 'eval \"$QL_LINE\"'").c_str(), "r");
+  std::set<std::string> out;
+  if (!p) return out;
+  char buf[4096];
+  while (fgets(buf, sizeof buf, p)) {
+    std::string s(buf);
+    if (!s.empty() && s.back() == '\n') s.pop_back();
+    if (!s.empty()) out.insert(s);
+  }
+  pclose(p);
+  return out;
+}
+
+TEST(CompletionScript, OffersEverySubcommandAtTheTop) {
+  std::set<std::string> got = Complete({"qlaunch", ""});
+  for (const char* c : {"start", "list", "destroy", "domxml-to-native", "validate", "capabilities", "prealloc",
+                        "completion", "--help", "--version"})
+    EXPECT_TRUE(got.contains(c)) << c;
+  EXPECT_EQ(Complete({"qlaunch", "st"}), (std::set<std::string>{"start"}));
+}
+
+TEST(CompletionScript, OffersTheOptionsOfTheSubcommandTyped) {
+  EXPECT_EQ(Complete({"qlaunch", "start", "--pre"}), (std::set<std::string>{"--prealloc"}));
+  EXPECT_TRUE(Complete({"qlaunch", "list", "--"}).contains("--json"));
+  // Options of another subcommand are not offered.
+  EXPECT_FALSE(Complete({"qlaunch", "list", "--"}).contains("--prealloc"));
+}
+
+TEST(CompletionScript, OffersAnOptionsChoicesAfterIt) {
+  EXPECT_EQ(Complete({"qlaunch", "domxml-to-native", "--format", ""}), (std::set<std::string>{"shell", "lines", "json"}));
+  EXPECT_EQ(Complete({"qlaunch", "start", "--prealloc", "l"}), (std::set<std::string>{"launcher"}));
+}
+
+TEST(CompletionScript, OffersFilesForADomainXml) {
+  // Run from the source tree: examples/ holds the XMLs.
+  std::set<std::string> got = Complete({"qlaunch", "start", "examples/demo"});
+  EXPECT_TRUE(got.contains("examples/demo-hugepages.xml")) << got.size();
+}
+
+TEST(CompletionModel, EveryOptionOfTheCliIsInIt) {
+  CLI::App app;
+  CommandAction action;
+  BuildCli(app, &action);
+  std::vector<CompletionCommand> model = CompletionModel(app);
+  ASSERT_EQ(model.size(), app.get_subcommands([](CLI::App*) { return true; }).size() + 1);
+  size_t options = 0;
+  for (const auto& c : model) options += c.options.size();
+  EXPECT_GT(options, 20u);
+  // --format of domxml-to-native takes a value with three choices; --json of list is a flag.
+  for (const auto& c : model)
+    for (const auto& o : c.options) {
+      if (c.name == "domxml-to-native" && o.names == std::vector<std::string>{"--format"}) {
+        EXPECT_TRUE(o.takes_value);
+        EXPECT_EQ(o.choices, (std::vector<std::string>{"shell", "lines", "json"}));
+      }
+      if (c.name == "list" && o.names == std::vector<std::string>{"--json"}) {
+        EXPECT_FALSE(o.takes_value);
+      }
+    }
+}
+
+}  // namespace
+}  // namespace qlaunch::launcher

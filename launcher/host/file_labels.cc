@@ -1,0 +1,168 @@
+#include "launcher/host/file_labels.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "launcher/host/disk_backing.h"
+#include "launcher/host/state_dir.h"
+
+namespace qlaunch::launcher {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kRecordFile = "labels.json";
+
+struct Record {
+  std::string path;
+  uint64_t dev = 0, ino = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  mode_t mode = 0;
+};
+
+json ToJson(const Record& r) {
+  return {{"path", r.path}, {"dev", r.dev}, {"ino", r.ino}, {"uid", r.uid}, {"gid", r.gid}, {"mode", r.mode}};
+}
+
+std::vector<Record> ReadRecords(const fs::path& domain_dir) {
+  std::vector<Record> out;
+  auto text = ReadSmallFile(domain_dir / kRecordFile);
+  if (!text) return out;
+  json j = json::parse(*text, nullptr, false);
+  if (!j.is_array()) return out;
+  for (const json& e : j) {
+    if (!e.is_object()) continue;
+    Record r;
+    r.path = e.value("path", "");
+    r.dev = e.value("dev", uint64_t{0});
+    r.ino = e.value("ino", uint64_t{0});
+    r.uid = e.value("uid", uid_t{0});
+    r.gid = e.value("gid", gid_t{0});
+    r.mode = e.value("mode", mode_t{0});
+    if (!r.path.empty()) out.push_back(r);
+  }
+  return out;
+}
+
+void WriteRecords(const fs::path& domain_dir, const std::vector<Record>& records) {
+  json j = json::array();
+  for (const Record& r : records) j.push_back(ToJson(r));
+  AtomicWrite(domain_dir / kRecordFile, j.dump(2) + "\n");
+}
+
+// The record of the same file in another domain dir beside this one, if any.
+std::optional<Record> RecordedElsewhere(const fs::path& domain_dir, uint64_t dev, uint64_t ino) {
+  std::error_code ec;
+  for (fs::directory_iterator it(domain_dir.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename() == domain_dir.filename()) continue;
+    for (const Record& r : ReadRecords(it->path()))
+      if (r.dev == dev && r.ino == ino) return r;
+  }
+  return std::nullopt;
+}
+
+[[noreturn]] void Fail(const LabelTarget& t, const std::string& message) {
+  Diagnostic d = t.where;
+  d.message = message;
+  throw DiagnosticError(d);
+}
+
+std::string Flags(bool write) { return write ? "read-write" : "read-only"; }
+
+}  // namespace
+
+std::vector<LabelTarget> LabelTargets(const domain::DomainDef& def) {
+  std::vector<LabelTarget> out;
+  auto add = [&](const std::string& path, bool write, bool create, int line, const char* element) {
+    if (path.empty()) return;
+    LabelTarget t;
+    t.path = path;
+    t.write = write;
+    t.create = create;
+    t.where.file = def.file;
+    t.where.line = line;
+    t.where.element = element;
+    out.push_back(std::move(t));
+  };
+  add(def.os.kernel, false, false, def.os.line, "kernel");
+  add(def.os.initrd, false, false, def.os.line, "initrd");
+  for (const auto& d : def.devices.disks) {
+    add(d.source, !(d.readonly || d.device == "cdrom"), false, d.line, "disk");
+    // QEMU opens a qcow2's backing files itself, read-only (qlaunch names no backing nodes).
+    if (d.driver_type == "qcow2" && !d.source.empty())
+      for (const std::string& backing : QcowBackingChain(d.source)) add(backing, false, false, d.line, "disk");
+  }
+  for (const auto& m : def.devices.memory) add(m.source_path, true, false, m.line, "memory");
+  for (const auto& c : def.devices.chardevs)
+    if (c.type == "file") add(c.path, true, true, c.line, c.kind == "console" ? "console" : "serial");
+  return out;
+}
+
+void RelabelForQemu(const std::vector<LabelTarget>& targets, const QemuUser& user, const fs::path& domain_dir) {
+  std::vector<Record> records = ReadRecords(domain_dir);
+  const bool chown_them = user.change && user.relabel;
+  for (const LabelTarget& t : targets) {
+    struct stat st {};
+    if (::stat(t.path.c_str(), &st) != 0 && errno == ENOENT && t.create) {
+      int fd = ::open(t.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+      if (fd < 0) Fail(t, "cannot create " + t.path + ": " + std::strerror(errno));
+      ::close(fd);
+    }
+    if (::stat(t.path.c_str(), &st) != 0) Fail(t, t.path + ": " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+      Fail(t, t.path + " is neither a file nor a block device");
+    if (chown_them) {
+      std::error_code ec;
+      fs::path real = fs::canonical(t.path, ec);  // chown follows symlinks; record the file itself
+      Record r{ec ? t.path : real.string(), static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+               st.st_uid, st.st_gid, static_cast<mode_t>(st.st_mode & 07777)};
+      bool mine = false;
+      for (const Record& have : records) mine |= have.dev == r.dev && have.ino == r.ino;
+      if (!mine) {
+        // Shared with a running domain: its record holds the owner to give back, not the
+        // current one (which is already QEMU's user).
+        if (auto other = RecordedElsewhere(domain_dir, r.dev, r.ino)) r = *other;
+        records.push_back(r);
+        WriteRecords(domain_dir, records);  // before the chown: a SIGKILL now still restores
+      }
+      if ((st.st_uid != user.uid || st.st_gid != user.gid) && ::chown(t.path.c_str(), user.uid, user.gid) != 0) {
+        int err = errno;
+        // A read-only filesystem or one that refuses chown is fine if QEMU can open it anyway.
+        if (OpenErrorAs(user, t.path, t.write ? O_RDWR : O_RDONLY) != 0)
+          Fail(t, "cannot give " + t.path + " to the QEMU user " + user.user + " (chown: " + std::strerror(err) +
+                      "), and it cannot open it " + Flags(t.write) + " as it is");
+      }
+    }
+    if (int err = OpenErrorAs(user, t.path, t.write ? O_RDWR : O_RDONLY))
+      Fail(t, "the QEMU user " + user.user + " cannot open " + t.path + " " + Flags(t.write) + " (" +
+                  std::strerror(err) + ")" +
+                  (err == EACCES ? ": a directory on its path may not be searchable for it, or relabel='no' kept "
+                                   "an owner it cannot use"
+                                 : ""));
+  }
+}
+
+void RestoreLabels(const fs::path& domain_dir) {
+  for (const Record& r : ReadRecords(domain_dir)) {
+    if (RecordedElsewhere(domain_dir, r.dev, r.ino)) continue;  // another domain still uses it
+    struct stat st {};
+    if (::stat(r.path.c_str(), &st) != 0) continue;
+    if (static_cast<uint64_t>(st.st_dev) != r.dev || static_cast<uint64_t>(st.st_ino) != r.ino) continue;
+    (void)!::chown(r.path.c_str(), r.uid, r.gid);
+    (void)!::chmod(r.path.c_str(), r.mode);
+  }
+  std::error_code ec;
+  fs::remove(domain_dir / kRecordFile, ec);
+}
+
+}  // namespace qlaunch::launcher

@@ -1,0 +1,47 @@
+// Giving QEMU's user the files a domain needs, and giving them back: libvirt's DAC driver with
+// dynamic_ownership, for qlaunch.
+//
+// At start (under the state root's lock), each file the guest uses (disk and cdrom images,
+// kernel, initrd, NVDIMM backing, serial/console log files) is chowned to QEMU's user. Its
+// original owner, group and mode are recorded first in <state>/<name>/labels.json, so whoever
+// removes the domain's state dir (destroy, a failed start, the next qlaunch command after a
+// SIGKILLed qlaunch or QEMU: all of them go through RemoveDomainDir, under the lock) puts them
+// back. A file that another domain's labels.json also holds (a shared read-only image) keeps
+// its label until the last of them goes; the first recording is the original that is restored.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/diagnostic.h"
+#include "domain/domain_def.h"
+#include "launcher/host/qemu_user.h"
+
+namespace qlaunch::launcher {
+
+struct LabelTarget {
+  std::string path;
+  bool write = false;   // QEMU opens it read-write
+  bool create = false;  // a log file QEMU writes: created (empty, 0600) when missing
+  Diagnostic where;     // file, line, element: for errors
+};
+
+// The files of a domain that QEMU opens by path, in document order.
+std::vector<LabelTarget> LabelTargets(const domain::DomainDef& def);
+
+// Chowns each target to `user` (unless the user need not change, or relabel='no'), recording
+// originals in <domain_dir>/labels.json, then checks that the user can open it as QEMU will.
+// Throws DiagnosticError naming the element when a file is missing, cannot be given to the
+// user, or stays unreachable for it (e.g. a parent directory it cannot search). What was
+// changed before the error stays recorded: removing the domain dir restores it. Call with the
+// state root locked.
+void RelabelForQemu(const std::vector<LabelTarget>& targets, const QemuUser& user,
+                    const std::filesystem::path& domain_dir);
+
+// Restores every file recorded in <domain_dir>/labels.json that no other domain dir beside it
+// records too, and only while it is still the same file (device and inode). Best effort: a
+// file that went away is skipped. Call with the state root locked.
+void RestoreLabels(const std::filesystem::path& domain_dir);
+
+}  // namespace qlaunch::launcher

@@ -1,0 +1,37 @@
+#include "launcher/host/pool_reserved.h"
+
+#include <fstream>
+#include <string>
+
+namespace qlaunch::launcher {
+
+std::map<uint64_t, uint64_t> ReadReservedHugepages(const std::filesystem::path& sysfs_root,
+                                                   const std::vector<uint64_t>& sizes) {
+  std::map<uint64_t, uint64_t> out;
+  for (uint64_t page_bytes : sizes) {
+    std::ifstream in(sysfs_root / "kernel/mm/hugepages" /
+                     ("hugepages-" + std::to_string(page_bytes / 1024) + "kB") / "resv_hugepages");
+    uint64_t pages = 0;
+    if (!(in >> pages)) pages = 0;
+    out[page_bytes] = pages;
+  }
+  return out;
+}
+
+size_t NodesWithPool(const numa::HostTopology& host, uint64_t page_bytes) {
+  size_t n = 0;
+  for (const auto& node : host.nodes) {
+    auto it = node.hugepages.find(page_bytes);
+    n += it != node.hugepages.end() && it->second.total > 0;
+  }
+  return n;
+}
+
+bool ReservedCountIsExactPerNode(const std::vector<qemu::LaunchPlan::PoolNeed>& needs,
+                                 const numa::HostTopology& host) {
+  for (const auto& need : needs)
+    if (need.pages > 0 && NodesWithPool(host, need.page_bytes) > 1) return false;
+  return true;
+}
+
+}  // namespace qlaunch::launcher

@@ -1,0 +1,158 @@
+#include "launcher/host/qemu_user.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+
+#include "common/diagnostic.h"
+
+namespace qlaunch::launcher {
+
+namespace {
+
+std::optional<uid_t> Numeric(const std::string& s) {
+  if (s.size() < 2 || s[0] != '+') return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long v = std::strtoul(s.c_str() + 1, &end, 10);
+  if (errno || !end || *end || v > 0xfffffffeul) return std::nullopt;
+  return static_cast<uid_t>(v);
+}
+
+}  // namespace
+
+QemuUser ResolveQemuUser(const std::string& user_flag, const domain::DomainDef& def) {
+  QemuUser u;
+  Diagnostic where;  // where the user came from, for errors
+  std::string spec;
+  const bool label = def.seclabel.present && def.seclabel.type == "static";
+  if (!user_flag.empty()) {
+    spec = user_flag;
+    u.source = "--user";
+    where.message = "--user " + user_flag + ": ";
+  } else if (label) {
+    spec = def.seclabel.label;
+    u.source = "<seclabel> at " + def.file + ":" + std::to_string(def.seclabel.line);
+    where.file = def.file;
+    where.line = def.seclabel.line;
+    where.element = "seclabel";
+  } else {
+    spec = kDefaultQemuUser;
+    u.source = "default";
+  }
+  u.relabel = !def.seclabel.present || def.seclabel.relabel;
+  auto fail = [&](const std::string& msg) {
+    Diagnostic d = where;
+    d.message += msg;
+    throw DiagnosticError(d);
+  };
+
+  const size_t colon = spec.find(':');
+  const std::string user = spec.substr(0, colon), group = colon == std::string::npos ? "" : spec.substr(colon + 1);
+  if (user.empty() || (colon != std::string::npos && group.empty())) fail("expected USER[:GROUP], got '" + spec + "'");
+
+  if (::geteuid() != 0) {
+    // Not root: QEMU runs as us. Naming someone else cannot work.
+    u.uid = ::geteuid();
+    u.gid = ::getegid();
+    const passwd* pw = ::getpwuid(u.uid);
+    u.user = pw ? pw->pw_name : "+" + std::to_string(u.uid);
+    u.group = "+" + std::to_string(u.gid);
+    if (u.source == "default") return u;
+    std::optional<uid_t> want = Numeric(user);
+    if (!want) {
+      const passwd* p = ::getpwnam(user.c_str());
+      if (p) want = p->pw_uid;
+    }
+    if (!want || *want != u.uid)
+      fail("qlaunch runs as " + u.user + ", not root, so QEMU runs as " + u.user + " too; only root can start it as " + user);
+    return u;
+  }
+
+  if (std::optional<uid_t> n = Numeric(user)) {
+    u.uid = *n;
+    u.user = user;
+    const passwd* pw = ::getpwuid(u.uid);
+    u.gid = pw ? pw->pw_gid : static_cast<gid_t>(u.uid);
+  } else {
+    const passwd* pw = ::getpwnam(user.c_str());
+    if (!pw) {
+      if (u.source == "default")
+        fail(std::string("the QEMU user ") + kDefaultQemuUser +
+             " does not exist: create it (scripts/setup and the .deb do: useradd --system --no-create-home "
+             "--shell /usr/sbin/nologin --groups kvm " + kDefaultQemuUser + ") or name another with --user USER[:GROUP]");
+      fail("no such user '" + user + "'");
+    }
+    u.uid = pw->pw_uid;
+    u.gid = pw->pw_gid;
+    u.user = user;
+    int count = 64;
+    std::vector<gid_t> groups(count);
+    while (::getgrouplist(user.c_str(), pw->pw_gid, groups.data(), &count) < 0) groups.resize(count);
+    groups.resize(count);
+    u.groups = groups;
+  }
+  if (!group.empty()) {
+    if (std::optional<uid_t> g = Numeric(group)) {
+      u.gid = static_cast<gid_t>(*g);
+    } else {
+      const struct group* gr = ::getgrnam(group.c_str());
+      if (!gr) fail("no such group '" + group + "'");
+      u.gid = gr->gr_gid;
+    }
+    u.group = group;
+  } else {
+    const struct group* gr = ::getgrgid(u.gid);
+    u.group = gr ? gr->gr_name : "+" + std::to_string(u.gid);
+  }
+  if (u.groups.empty()) u.groups.push_back(u.gid);
+  u.change = u.uid != 0;
+  if (u.uid == 0)
+    std::fprintf(stderr,
+                 "qlaunch: warning: QEMU runs as root with every capability (%s): a guest that escapes into QEMU "
+                 "owns this host\n",
+                 u.source.c_str());
+  return u;
+}
+
+int OpenErrorAs(const QemuUser& user, const std::string& path, int flags) {
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) return errno;
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int err = errno;
+    ::close(pipefd[0]);
+    ::close(pipefd[1]);
+    return err;
+  }
+  if (pid == 0) {
+    int err = 0;
+    if (user.change && (::setgroups(user.groups.size(), user.groups.data()) != 0 || ::setgid(user.gid) != 0 ||
+                        ::setuid(user.uid) != 0))
+      err = errno ? errno : EPERM;
+    if (!err) {
+      int fd = ::open(path.c_str(), flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+      if (fd < 0) err = errno;
+    }
+    (void)!::write(pipefd[1], &err, sizeof err);
+    ::_exit(0);
+  }
+  ::close(pipefd[1]);
+  int err = EIO;
+  ssize_t n;
+  do n = ::read(pipefd[0], &err, sizeof err);
+  while (n < 0 && errno == EINTR);
+  ::close(pipefd[0]);
+  int status;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return n == sizeof err ? err : EIO;
+}
+
+}  // namespace qlaunch::launcher

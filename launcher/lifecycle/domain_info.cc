@@ -1,0 +1,84 @@
+#include "launcher/lifecycle/domain_info.h"
+
+#include <set>
+#include <vector>
+
+#include "common/id_set.h"
+#include "domain/parser.h"
+#include "launcher/lifecycle/destroy.h"
+#include "launcher/lifecycle/domain_list.h"
+#include "launcher/lifecycle/numa_maps.h"
+
+namespace qlaunch::launcher {
+
+using nlohmann::json;
+
+namespace {
+
+std::string Slurp(const std::filesystem::path& p) { return ReadSmallFile(p).value_or(""); }
+
+std::string Trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+json DomainInfo(const StateDir& state, const std::string& name) {
+  const ProcessRef qemu = RunningQemu(state, name, Verb::kDominfo);
+  const auto dir = state.DomainDir(name);
+  domain::DomainDef def = domain::ParseDomainFile((dir / "domain.xml").string());
+  json plan = json::parse(Slurp(dir / "plan.json"), nullptr, false);
+  json out = {{"name", name},
+              {"uuid", def.uuid.empty() ? json(nullptr) : json(def.uuid)},
+              {"state", QueryStatus((dir / "qmp.sock").string(), std::chrono::seconds(5))},
+              {"pid", qemu.pid},
+              {"user", Trimmed(Slurp(dir / "user"))},
+              {"vcpus", def.vcpu.count},
+              {"memory_bytes", def.memory_bytes},
+              {"graphics", json::array()},
+              {"interfaces", json::array()}};
+  json devices = ReadDevicesJson(state, name);
+  out["graphics"] = devices.value("graphics", json::array());
+  out["interfaces"] = devices.value("interfaces", json::array());
+  std::set<uint64_t> page_sizes;
+  std::set<std::string> prealloc;
+  std::vector<BackendRef> refs;
+  json backends = json::array();
+  json planned = json::object();
+  for (const json& b : plan.value("backends", json::array())) {
+    std::vector<unsigned> nodes = b.value("host_nodes", std::vector<unsigned>{});
+    BackendRef r{b.value("id", ""), b.value("size_bytes", uint64_t{0}), b.value("page_size_bytes", uint64_t{0}),
+                 nodes.empty() ? "" : IdSet(nodes).ToString()};
+    refs.push_back(r);
+    page_sizes.insert(r.page_bytes);
+    prealloc.insert(b.value("prealloc", "none"));
+    // Where the plan put it: on its host node, or spread over its nodes ("0-1"), or unbound ("any").
+    std::string key = nodes.empty() ? "any" : std::to_string(nodes.front());
+    if (nodes.size() > 1) key = IdSet(nodes).ToString();
+    planned[key] = planned.value(key, uint64_t{0}) + r.size_bytes;
+    backends.push_back({{"id", r.id}, {"size_bytes", r.size_bytes}, {"host_nodes", nodes},
+                        {"policy", b.value("policy", "")}, {"page_size_bytes", b.value("page_size_bytes", uint64_t{0})},
+                        {"prealloc", b.value("prealloc", "none")}});
+  }
+  const std::string proc = "/proc/" + std::to_string(qemu.pid);
+  auto matched = MatchBackends(ParseNumaMaps(Slurp(proc + "/maps"), Slurp(proc + "/numa_maps")), refs);
+  json by_node = json::object();
+  for (json& b : backends) {
+    json mine = json::object();
+    if (auto it = matched.find(b["id"].get<std::string>()); it != matched.end())
+      for (auto [node, bytes] : it->second.bytes_by_node) {
+        mine[std::to_string(node)] = bytes;
+        by_node[std::to_string(node)] = by_node.value(std::to_string(node), uint64_t{0}) + bytes;
+      }
+    b["memory_by_node"] = mine;
+  }
+  out["page_sizes"] = page_sizes;
+  out["prealloc"] = prealloc.count("launcher") ? "launcher" : prealloc.count("qemu") ? "qemu" : "none";
+  out["memory_by_node"] = by_node;
+  out["planned_by_node"] = planned;
+  out["backends"] = backends;
+  return out;
+}
+
+}  // namespace qlaunch::launcher

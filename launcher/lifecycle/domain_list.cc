@@ -1,0 +1,92 @@
+#include "launcher/lifecycle/domain_list.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "domain/parser.h"
+#include "qemu_cmd/qmp_client.h"
+
+namespace qlaunch::launcher {
+
+std::string QueryStatus(const std::string& socket, std::chrono::milliseconds timeout) {
+  try {
+    auto qmp = qemu::QmpClient::Connect(socket, timeout);
+    qmp->Execute("qmp_capabilities", nullptr, timeout);
+    nlohmann::json st = qmp->Execute("query-status", nullptr, timeout);
+    std::string status = st.value("status", "");
+    return status.empty() ? "unknown" : status;
+  } catch (const std::exception&) {
+    return "unknown";
+  }
+}
+
+nlohmann::json ReadDevicesJson(const StateDir& state, const std::string& name) {
+  std::ifstream in(state.DomainDir(name) / "devices.json");
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  return j.is_object() ? j : nlohmann::json::object();
+}
+
+std::vector<DomainEntry> ListDomains(const StateDir& state, std::chrono::milliseconds qmp_timeout) {
+  std::vector<DomainEntry> out;
+  for (const std::string& name : state.Names()) {
+    DomainStatus st = state.Inspect(name);
+    if (st.kind == DomainStatus::Kind::kStale) {
+      bool removed = false;
+      state.WithLock([&] { removed = state.RemoveIfStale(name); });
+      if (removed) continue;
+      st = state.Inspect(name);  // it came back to life meanwhile (a new start)
+    }
+    DomainEntry e;
+    e.name = name;
+    try {  // what the domain was started with
+      domain::DomainDef def = domain::ParseDomainFile((state.DomainDir(name) / "domain.xml").string());
+      e.memory_bytes = def.memory_bytes;
+      e.vcpus = def.vcpu.count;
+    } catch (const std::exception&) {
+    }
+    e.devices = ReadDevicesJson(state, name);
+    e.pid = st.qemu_alive ? st.qemu->pid : 0;
+    if (st.kind == DomainStatus::Kind::kStarting) e.state = "starting";
+    else if (st.kind == DomainStatus::Kind::kRunning)
+      e.state = QueryStatus((state.DomainDir(name) / "qmp.sock").string(), qmp_timeout);
+    else continue;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+nlohmann::json ToJson(const std::vector<DomainEntry>& domains) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& d : domains) {
+    nlohmann::json pid = d.pid > 0 ? nlohmann::json(d.pid) : nlohmann::json(nullptr);
+    arr.push_back({{"name", d.name}, {"pid", pid}, {"state", d.state}, {"memory_bytes", d.memory_bytes}, {"vcpus", d.vcpus},
+                   {"graphics", d.devices.value("graphics", nlohmann::json::array())},
+                   {"interfaces", d.devices.value("interfaces", nlohmann::json::array())}});
+  }
+  return arr;
+}
+
+std::string ToTable(const std::vector<DomainEntry>& domains) {
+  size_t width = 4;
+  for (const auto& d : domains) width = std::max(width, d.name.size());
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line, " %-8s %-*s  %-10s %10s  %s\n", "Pid", static_cast<int>(width), "Name", "State",
+                "Memory", "vCPUs");
+  out += line;
+  out += std::string(width + 42, '-') + "\n";
+  for (const auto& d : domains) {
+    std::string pid = d.pid > 0 ? std::to_string(d.pid) : "-";
+    std::string mem = d.memory_bytes ? std::to_string(d.memory_bytes >> 20) + " MiB" : "-";
+    std::string vcpus = d.vcpus ? std::to_string(d.vcpus) : "-";
+    std::snprintf(line, sizeof line, " %-8s %-*s  %-10s %10s  %s\n", pid.c_str(), static_cast<int>(width),
+                  d.name.c_str(), d.state.c_str(), mem.c_str(), vcpus.c_str());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace qlaunch::launcher

@@ -1,0 +1,27 @@
+// A QMP session with a running domain, for the verbs that act on one (suspend, resume, reboot,
+// shutdown, qemu-monitor-command): the domain must be running (launcher/lifecycle/destroy.h RunningQemu),
+// then its QMP socket is connected and qmp_capabilities sent.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "launcher/host/state_dir.h"
+#include "launcher/lifecycle/domain_state.h"
+#include "qemu_cmd/qmp_client.h"
+
+namespace qlaunch::launcher {
+
+struct DomainSession {
+  ProcessRef qemu;
+  std::unique_ptr<qemu::QmpClient> qmp;
+};
+
+// `verb` is asked of the domain's state (RunningQemu). Throws NotRunningError, WrongStateError,
+// std::runtime_error (still starting; QMP does not answer, naming the
+// domain and the socket).
+DomainSession OpenDomainSession(const StateDir& state, const std::string& name, Verb verb,
+                                std::chrono::milliseconds timeout);
+
+}  // namespace qlaunch::launcher

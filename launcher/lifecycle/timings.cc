@@ -1,0 +1,83 @@
+#include "launcher/lifecycle/timings.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+namespace qlaunch::launcher {
+
+const char* PhaseName(Phase p) {
+  switch (p) {
+    case Phase::kParse: return "parse";
+    case Phase::kTopology: return "topology";
+    case Phase::kProbe: return "probe";
+    case Phase::kPlan: return "plan";
+    case Phase::kPreflight: return "preflight";
+    case Phase::kSpawn: return "spawn";
+    case Phase::kQmpReady: return "qmp_ready";
+    case Phase::kPrealloc: return "prealloc";
+    case Phase::kCont: return "cont";
+    case Phase::kTotal: return "total";
+  }
+  return "?";
+}
+
+void Timings::Mark(Phase phase) {
+  auto now = Clock::now();
+  Add(phase, now - mark_);
+  mark_ = now;
+}
+
+void Timings::Finish() {
+  spent_[static_cast<size_t>(Phase::kTotal)] = Clock::now() - start_;
+}
+
+double Timings::Ms(Phase phase) const {
+  return std::chrono::duration<double, std::milli>(spent_[static_cast<size_t>(phase)]).count();
+}
+
+double Timings::Ms(Moment m) const {
+  return std::chrono::duration<double, std::milli>(moments_[static_cast<size_t>(m)]).count();
+}
+
+nlohmann::json ToJson(const StartReport& report) {
+  auto three_decimals = [](double ms) { return std::round(ms * 1000.0) / 1000.0; };
+  nlohmann::json phases = nlohmann::json::object();
+  for (size_t i = 0; i < kPhaseCount; ++i) {
+    Phase p = static_cast<Phase>(i);
+    phases[PhaseName(p)] = three_decimals(report.timings.Ms(p));
+  }
+  phases["running"] = three_decimals(report.timings.Ms(Timings::Moment::kRunning));
+  phases["populated"] = three_decimals(report.timings.Ms(Timings::Moment::kPopulated));
+  return nlohmann::json{{"name", report.name},
+                        {"pid", report.pid},
+                        {"prealloc", report.prealloc},
+                        {"user", report.user},
+                        {"run_early", report.run_early},
+                        {"notes", report.notes},
+                        {"timings_ms", phases}};
+}
+
+std::string ToTable(const StartReport& report) {
+  std::string out = "domain " + report.name + " is running (pid " + std::to_string(report.pid) +
+                    (report.user.empty() ? "" : ", user " + report.user) + ", preallocation by " + report.prealloc +
+                    ")\n";
+  for (const auto& n : report.notes) out += "  note: " + n + "\n";
+  char line[96];
+  std::snprintf(line, sizeof line, "  %-10s %10s\n", "phase", "ms");
+  out += line;
+  for (size_t i = 0; i < kPhaseCount; ++i) {
+    Phase p = static_cast<Phase>(i);
+    if (p == Phase::kTotal) out += "  ---------- ----------\n";
+    std::snprintf(line, sizeof line, "  %-10s %10.1f\n", PhaseName(p), report.timings.Ms(p));
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "  guest running after %.1f ms, memory populated after %.1f ms%s\n",
+                report.timings.Ms(Timings::Moment::kRunning), report.timings.Ms(Timings::Moment::kPopulated),
+                report.run_early ? " (--run-early)" : "");
+  out += line;
+  return out;
+}
+
+}  // namespace qlaunch::launcher

@@ -1,3 +1,0 @@
-#include "launcher/cli.h"
-
-int main(int argc, char** argv) { return qlaunch::launcher::RunCli(argc, argv); }

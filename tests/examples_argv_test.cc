@@ -6,6 +6,7 @@
 // the fd numbers of the launcher's memfds), it answers qmp_capabilities with status "prelaunch"
 // and quits cleanly. And the argv planned on this real host for the real QEMU 7.2 (JSON -object)
 // and 5.2 (key=value) is accepted by that QEMU the same way.
+#include <linux/memfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 

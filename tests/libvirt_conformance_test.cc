@@ -29,18 +29,7 @@ using testing::LibvirtCorpusCases;
 
 constexpr uint64_t kMiB = 1ull << 20, kGiB = 1ull << 30;
 
-// libvirt's test host: the fake sysfs tree plus what its mocks add (qemuxmlconftest.c):
-// hugetlbfs mounts /dev/hugepages2M (default) and /dev/hugepages1G, every CPU usable.
-numa::HostTopology LibvirtHost() {
-  numa::ReadOptions opts;
-  opts.sysfs_root = testing::LibvirtFakeHost();
-  numa::HostTopology host = numa::ReadHostTopology(opts);
-  host.hugepage_sizes = {2 * kMiB, kGiB};
-  host.default_hugepage_bytes = 2 * kMiB;
-  host.hugetlbfs_mounts = {{2 * kMiB, "/dev/hugepages2M"}, {kGiB, "/dev/hugepages1G"}};
-  host.usable_cpus = IdSet::Parse("0-15").value();
-  return host;
-}
+using testing::LibvirtHost;
 
 qemu::QemuCaps Caps72() {
   std::ifstream in(std::string(QLAUNCH_SOURCE_DIR) + "/tests/fixtures/caps/qemu-7.2.json");

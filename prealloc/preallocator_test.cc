@@ -4,6 +4,9 @@
 #include <numaif.h>
 #include <sys/mman.h>
 
+#include <fstream>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "prealloc/error.h"
@@ -81,6 +84,13 @@ TEST(Preallocate, HugePagesBoundToNodeZero) {
     }
   }
   EXPECT_EQ(*FreeHugepages(k2M), free_before);
+  // On one node the placement above holds whatever the binding does: say so instead of passing.
+  std::ifstream has_memory("/sys/devices/system/node/has_memory");
+  std::string nodes;
+  std::getline(has_memory, nodes);
+  if (nodes == "0")
+    GTEST_SKIP() << "missing hardware: numa-nodes (this host's memory is all on node 0): the placement half, since "
+                    "every page lands there with or without the binding (tests/numa_lab checks binding on four nodes)";
 }
 
 TEST(Preallocate, WorkersUseThePlannedCpus) {

@@ -39,7 +39,7 @@ struct MemoryBackend {
   std::string thread_context;     // id, or "" for none
   std::string mem_path;           // file backends: dir or file; launcher: /proc/self/fd/N
   int launcher_fd = -1;           // launcher backends: the fd number QEMU inherits
-  bool discard = false;           // discard-data
+  std::optional<bool> discard;    // discard-data, when the domain says (file backends; as libvirt)
   std::optional<unsigned> guest_node;  // the -numa node / dimm target it serves
   bool is_device = false;         // dimm/nvdimm backend (rendered with its -device)
   // Added by the planner (not rendered): the CPUs the threads that populate this backend run

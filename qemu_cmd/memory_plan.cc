@@ -64,6 +64,12 @@ const char* PolicyName(NumaMode mode) {
   return "";
 }
 
+// <memoryBacking><discard/>: discard for every backend that says nothing itself; its absence
+// says nothing (the backend keeps QEMU's default, unrendered).
+std::optional<bool> BackingDiscard(const domain::MemoryBacking& mb) {
+  return mb.discard ? std::optional<bool>(true) : std::nullopt;
+}
+
 struct Binding {
   IdSet nodes;
   std::string policy;
@@ -84,7 +90,8 @@ class Planner {
   }
   void CheckHostNodes(const IdSet& nodes, int line, const char* element) const;
   Binding NumatuneBinding(std::optional<unsigned> cell);
-  void Fill(MemoryBackend& b, PageChoice page, MemAccess access, bool discard, const std::string& nvdimm_path);
+  void Fill(MemoryBackend& b, PageChoice page, MemAccess access, std::optional<bool> discard,
+            const std::string& nvdimm_path);
 
   const DomainDef& def_;
   const HostTopology& host_;
@@ -145,7 +152,8 @@ Binding Planner::NumatuneBinding(std::optional<unsigned> cell) {
   return {nodes, PolicyName(mode)};
 }
 
-void Planner::Fill(MemoryBackend& b, PageChoice page, MemAccess access, bool discard, const std::string& nvdimm_path) {
+void Planner::Fill(MemoryBackend& b, PageChoice page, MemAccess access, std::optional<bool> discard,
+                   const std::string& nvdimm_path) {
   const domain::MemoryBacking& mb = def_.memory_backing;
   bool prealloc = mb.allocation == domain::AllocMode::kImmediate;
   if (!nvdimm_path.empty()) {
@@ -188,7 +196,8 @@ void Planner::Fill(MemoryBackend& b, PageChoice page, MemAccess access, bool dis
   // when the domain asks for an access mode (as libvirt does).
   b.shared = access == MemAccess::kShared || (access == MemAccess::kDefault && b.type == BackendType::kMemfd);
   if (access != MemAccess::kDefault && b.type != BackendType::kRam) b.share_explicit = access == MemAccess::kShared;
-  b.discard = discard && b.type == BackendType::kFile && nvdimm_path.empty();
+  // discard-data as the domain says it, yes or no (libvirt renders an explicit discard='no' as false).
+  if (b.type == BackendType::kFile && nvdimm_path.empty()) b.discard = discard;
 }
 
 MemoryLayout Planner::Run() {
@@ -221,7 +230,7 @@ MemoryLayout Planner::Run() {
     b.host_nodes = bind.nodes;
     b.policy = bind.policy;
     // Without guest NUMA, <page nodeset='0'> still applies: the whole guest is node 0.
-    Fill(b, CellPageSize(def_, host_, 0), mb.access, mb.discard, "");
+    Fill(b, CellPageSize(def_, host_, 0), mb.access, BackingDiscard(mb), "");
     bool plain = b.type == BackendType::kRam && b.host_nodes.Empty() && b.prealloc == PreallocBy::kNone;
     if (caps_.machine_memory_backend) {
       out_.machine_memory_backend = true;
@@ -241,7 +250,7 @@ MemoryLayout Planner::Run() {
     b.host_nodes = bind.nodes;
     b.policy = bind.policy;
     MemAccess access = c->access != MemAccess::kDefault ? c->access : mb.access;
-    Fill(b, CellPageSize(def_, host_, c->id), access, c->discard.value_or(mb.discard), "");
+    Fill(b, CellPageSize(def_, host_, c->id), access, c->discard ? c->discard : BackingDiscard(mb), "");
     out_.backends.push_back(std::move(b));
   }
 
@@ -294,7 +303,7 @@ MemoryLayout Planner::Run() {
     MemAccess access = m.access;
     if (access == MemAccess::kDefault && cell != nullptr) access = cell->access;
     if (access == MemAccess::kDefault) access = mb.access;
-    bool discard = m.discard.value_or(cell && cell->discard ? *cell->discard : mb.discard);
+    std::optional<bool> discard = m.discard ? m.discard : cell && cell->discard ? cell->discard : BackingDiscard(mb);
     Fill(b, page, access, discard, nvdimm ? m.source_path : "");
     MemoryDeviceArg dev;
     dev.driver = nvdimm ? "nvdimm" : "pc-dimm";

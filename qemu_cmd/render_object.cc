@@ -51,7 +51,7 @@ std::vector<Prop> BackendProps(const MemoryBackend& m) {
     }
     if (m.type == BackendType::kFile) {
       str("mem-path", m.mem_path);
-      if (m.discard) boolean("discard-data", true);
+      if (m.discard) boolean("discard-data", *m.discard);
     }
     if (m.share_explicit && m.type != BackendType::kRam) boolean("share", *m.share_explicit);
     if (m.prealloc == PreallocBy::kQemu) boolean("prealloc", true);

@@ -77,6 +77,22 @@ TEST(RenderBackendObject, DiscardDataComesBeforeShare) {
             R"("discard-data":true,"share":false,"size":536870912})");
 }
 
+TEST(RenderBackendObject, DiscardNoIsSpelledOutOnlyWhenTheDomainSaysIt) {
+  // pages-dimm-discard.x86_64-latest.args, memdimm0 (discard='no'): "discard-data":false.
+  MemoryBackend b;
+  b.id = "memdimm0";
+  b.type = BackendType::kFile;
+  b.mem_path = "/dev/hugepages1G/qlaunch/fedora";
+  b.size_bytes = 1073741824;
+  EXPECT_EQ(RenderBackendObject(b, Caps72()).find("discard-data"), std::string::npos) << "said nothing";
+  b.discard = false;
+  EXPECT_EQ(RenderBackendObject(b, Caps72()),
+            R"({"qom-type":"memory-backend-file","id":"memdimm0","mem-path":"/dev/hugepages1G/qlaunch/fedora",)"
+            R"("discard-data":false,"size":1073741824})");
+  EXPECT_EQ(RenderBackendObject(b, Caps52()),
+            "memory-backend-file,id=memdimm0,mem-path=/dev/hugepages1G/qlaunch/fedora,discard-data=off,size=1073741824");
+}
+
 TEST(RenderBackendObject, ShareIsNeverSetOnRam) {
   MemoryBackend b;
   b.id = "x";

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iterator>
 #include <fstream>
 #include <regex>
@@ -108,22 +109,78 @@ class TestBridge {
   bool made_ = false;
 };
 
+// The facts, and under "errors" every question the monitor answered with an error (HMP:
+// "unknown command" or "Error: ..."; QMP: an error object), or whose answer a parser could not read.
 json Facts(const Monitor& ask) {
-  json f;
-  f["qtree"] = QtreeDeviceTypes(ask("info qtree", true));
-  f["block"] = BlockFacts(Qmp(ask, "query-block"));
-  f["chardev"] = ChardevFacts(Qmp(ask, "query-chardev"));
-  f["network"] = NetworkFacts(ask("info network", true));
-  f["usb"] = UsbFacts(ask("info usb", true));
-  json vnc = Qmp(ask, "query-vnc"), spice = Qmp(ask, "query-spice");
-  f["vnc"] = vnc.contains("error") ? json("none") : DisplayFacts(vnc);
-  f["spice"] = spice.contains("error") ? json("none") : DisplayFacts(spice);
-  json balloon = Qmp(ask, "query-balloon");
-  f["balloon"] = balloon.contains("actual") ? balloon["actual"] : json("none");
-  f["vcpus"] = Qmp(ask, "query-cpus-fast").size();
-  f["memdev"] = MemdevFacts(Qmp(ask, "query-memdev"));
+  json f, errors = json::array();
+  auto hmp = [&](const std::string& command) {
+    std::string out = ask(command, true);
+    if (out.find("unknown command") != std::string::npos || out.rfind("Error", 0) == 0)
+      errors.push_back(command + ": " + out);
+    return out;
+  };
+  auto qmp = [&](const std::string& command) {
+    json r = Qmp(ask, command);
+    if (r.is_object() && r.contains("error")) errors.push_back(command + ": " + r["error"].dump());
+    return r;
+  };
+  auto fact = [&](const char* name, const std::function<json()>& read) {
+    try {
+      f[name] = read();
+    } catch (const std::exception& e) {
+      errors.push_back(std::string(name) + ": " + e.what());
+      f[name] = "unreadable";
+    }
+  };
+  fact("qtree", [&] { return json(QtreeDeviceTypes(hmp("info qtree"))); });
+  fact("block", [&] { return BlockFacts(qmp("query-block")); });
+  fact("chardev", [&] { return ChardevFacts(qmp("query-chardev")); });
+  fact("network", [&] { return NetworkFacts(hmp("info network")); });
+  fact("usb", [&] { return UsbFacts(hmp("info usb")); });
+  fact("vnc", [&] { return DisplayFacts(qmp("query-vnc")); });
+  fact("spice", [&] { return DisplayFacts(qmp("query-spice")); });
+  fact("balloon", [&] {
+    // Without a balloon device QEMU answers query-balloon with an error: that one is a fact.
+    json balloon = Qmp(ask, "query-balloon");
+    return balloon.contains("actual") ? balloon["actual"] : json("none");
+  });
+  fact("vcpus", [&] {
+    json cpus = qmp("query-cpus-fast");
+    return cpus.is_array() ? json(cpus.size()) : json("unreadable");
+  });
+  fact("memdev", [&] { return MemdevFacts(qmp("query-memdev")); });
   f["host_taps"] = HostTaps();
+  f["errors"] = errors;
   return f;
+}
+
+bool Has(const std::string& xml, const std::string& what) { return xml.find(what) != std::string::npos; }
+bool HasAttr(const std::string& xml, const std::string& attr, const std::string& value) {
+  return Has(xml, attr + "='" + value + "'") || Has(xml, attr + "=\"" + value + "\"");
+}
+
+// libvirt's side says something before it is compared: no question answered with an error, and
+// each fact non-empty wherever the XML has what it is about (so a parser that stops matching
+// cannot make both sides [] and equal).
+void ExpectLibvirtFactsSaySomething(const std::string& file, const std::string& xml, const json& f) {
+  SCOPED_TRACE(file + " under libvirt: " + f.dump());
+  EXPECT_EQ(f["errors"], json::array());
+  EXPECT_FALSE(f["qtree"].empty());
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(xml, m, std::regex("<vcpu[^>]*>([0-9]+)</vcpu>")));
+  EXPECT_EQ(f["vcpus"], json(std::stoul(m[1])));
+  EXPECT_FALSE(f["memdev"].empty());
+  if (Has(xml, "<disk ")) EXPECT_FALSE(f["block"].empty());
+  if (Has(xml, "<interface ")) EXPECT_FALSE(f["network"].empty());
+  if (Has(xml, "<serial") || Has(xml, "<console") || Has(xml, "<channel")) EXPECT_FALSE(f["chardev"].empty());
+  if (HasAttr(xml, "bus", "usb") || Has(xml, "<redirdev")) EXPECT_FALSE(f["usb"].empty());
+  EXPECT_EQ(f["vnc"].value("enabled", false), HasAttr(xml, "type", "vnc"));
+  EXPECT_EQ(f["spice"].value("enabled", false), HasAttr(xml, "type", "spice"));
+  if (HasAttr(xml, "memballoon model", "virtio")) EXPECT_TRUE(f["balloon"].is_number());
+}
+
+TEST(DeviceDifferential, CorpusHoldsItsFifteenFiles) {
+  EXPECT_EQ(CorpusFiles().size(), 15u) << "tests/fixtures/virtinst/*.xml (see its README)";
 }
 
 class DeviceDifferentialTest : public LaunchTest, public ::testing::WithParamInterface<std::string> {};
@@ -154,6 +211,7 @@ TEST_P(DeviceDifferentialTest, QemuReportsTheSameDevicesAsUnderLibvirt) {
   RunResult created = Virsh({"create", "--paused", xml_path.string()});
   ASSERT_EQ(created.exit_code, 0) << created.Describe();
   json libvirt = Facts(MonitorOf(name, [](const std::vector<std::string>& args) { return Virsh(args); }));
+  ExpectLibvirtFactsSaySomething(GetParam(), xml, libvirt);
   RunResult destroyed = Virsh({"destroy", name});
   ASSERT_EQ(destroyed.exit_code, 0) << destroyed.Describe();
 

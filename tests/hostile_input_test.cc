@@ -198,26 +198,36 @@ TEST_F(HostileInputTest, MissingMemory) {
 
 // An external entity naming /etc/shadow (or a file we watch) is refused at its declaration and
 // never opened: its content appears nowhere, and inotify sees no open of the watched file.
-TEST_F(HostileInputTest, ExternalEntityIsRefusedAndNeverRead) {
-  auto doc = [](const std::string& target) {
-    return "<?xml version='1.0'?>\n<!DOCTYPE domain [\n  <!ENTITY xxe SYSTEM 'file://" + target + "'>\n]>\n" +
-           Domain("", "&xxe;");
-  };
-  const std::string message = "DOCTYPE declares entity 'xxe': entity declarations are not allowed in domain XML";
-  const std::string shadow = Slurp("/etc/shadow");
-  for (const RunResult& r : ExpectRefused(Write("xxe-shadow.xml", doc("/etc/shadow")), 3, "", message)) {
-    std::istringstream lines(shadow);
-    for (std::string line; std::getline(lines, line);) {
-      if (line.empty()) continue;
+std::string EntityDoc(const std::string& target) {
+  return "<?xml version='1.0'?>\n<!DOCTYPE domain [\n  <!ENTITY xxe SYSTEM 'file://" + target + "'>\n]>\n" +
+         Domain("", "&xxe;");
+}
+constexpr const char* kEntityRefused = "DOCTYPE declares entity 'xxe': entity declarations are not allowed in domain XML";
+
+// /etc/shadow, as root reads it (qlaunch start runs as root): none of its lines comes out. Only
+// where this test can read the file itself can it tell whether a line leaked.
+TEST_F(HostileInputTest, ExternalEntityNamingShadowLeaksNothing) {
+  std::vector<std::string> lines;
+  std::istringstream shadow(Slurp("/etc/shadow"));
+  for (std::string line; std::getline(shadow, line);)
+    if (!line.empty()) lines.push_back(line);
+  if (lines.empty())
+    GTEST_SKIP() << "/etc/shadow cannot be read as uid " << ::geteuid()
+                 << ", so nothing could leak from it here (ExternalEntityIsRefusedAndNeverRead covers a file the test owns)";
+  for (const RunResult& r : ExpectRefused(Write("xxe-shadow.xml", EntityDoc("/etc/shadow")), 3, "", kEntityRefused)) {
+    for (const std::string& line : lines) {
       EXPECT_EQ(r.out.find(line), std::string::npos) << "a line of /etc/shadow in stdout";
       EXPECT_EQ(r.err.find(line), std::string::npos) << "a line of /etc/shadow in stderr";
     }
   }
+}
 
+TEST_F(HostileInputTest, ExternalEntityIsRefusedAndNeverRead) {
+  const std::string message = kEntityRefused;
   const fs::path canary = tmp() / "canary";
   const std::string secret = "qlaunch-canary-9f1c2e";
   std::ofstream(canary) << secret << "\n";
-  const std::string xml = Write("xxe-canary.xml", doc(canary.string()));
+  const std::string xml = Write("xxe-canary.xml", EntityDoc(canary.string()));
   int watch = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   ASSERT_GE(watch, 0);
   ASSERT_GE(::inotify_add_watch(watch, canary.c_str(), IN_OPEN | IN_ACCESS), 0);

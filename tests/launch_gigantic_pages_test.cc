@@ -3,6 +3,9 @@
 // has no 1 GiB page size (tests/support/hardware.h; the planner and pre-flight side of 1 GiB pages
 // is covered on fixture hosts, tests/fixtures/hosts/sparse-ids). Where the size exists, the pool
 // is made at runtime; a kernel that cannot find two contiguous free GiB skips with that reason.
+#include <signal.h>
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "support/hardware.h"
@@ -31,17 +34,31 @@ class LaunchGiganticPagesTest : public LaunchTest {
   }
 };
 
+// Observed from outside while `prealloc --hold` keeps its memory: exactly 2 of the 1 GiB pool's
+// pages are taken and none of the 2 MiB pool's; all of them come back when it ends.
 TEST_F(LaunchGiganticPagesTest, PreallocFillsOneGiBPages) {
   HugepagePool pool = HugepagePool::AtLeast(2, kGiB);
   if (!pool.ok()) GTEST_SKIP() << pool.error();
   const uint64_t free_before = HugepagesFree(kGiB);
-  RunResult r = Qlaunch({"prealloc", "--size", "2G", "--page-size", "1G", "--json"});
+  const uint64_t free_2m = HugepagesFree();
+  Env env = BaseEnv();
+  RunningProcess p({"prealloc", "--size", "2G", "--page-size", "1G", "--hold", "60", "--json"}, env);
+  // Until it says it holds its memory (or ends without).
+  for (int i = 0; i < 600 && p.ErrSoFar().find("prealloc: holding") == std::string::npos && ::kill(p.pid(), 0) == 0; ++i)
+    ::usleep(100 * 1000);
+  const uint64_t held = free_before - HugepagesFree(kGiB);
+  const uint64_t free_2m_during = HugepagesFree();
+  ::kill(p.pid(), SIGTERM);  // ends the hold: it releases everything and reports
+  RunResult r = p.Wait();
+  EXPECT_EQ(held, 2u) << "1 GiB pages taken while it held its memory; " << r.Describe();
+  EXPECT_EQ(free_2m_during, free_2m) << "no 2 MiB page was taken";
   ASSERT_EQ(r.exit_code, 0) << r.Describe();
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["size_bytes"], 2 * kGiB);
   EXPECT_EQ(j["page_size_bytes"], kGiB);
   EXPECT_EQ(j["regions"][0]["bytes"], 2 * kGiB);
   EXPECT_EQ(HugepagesFree(kGiB), free_before);
+  EXPECT_EQ(HugepagesFree(), free_2m);
 }
 
 TEST_F(LaunchGiganticPagesTest, StartEachWayThenDestroy) {

@@ -16,6 +16,7 @@
 #include "numa/host_topology.h"
 #include "qemu_cmd/caps.h"
 #include "qemu_cmd/planner.h"
+#include "support/backend_compare.h"
 #include "support/libvirt_args.h"
 #include "support/libvirt_corpus.h"
 
@@ -28,18 +29,7 @@ using testing::LibvirtCorpusCases;
 
 constexpr uint64_t kMiB = 1ull << 20, kGiB = 1ull << 30;
 
-// libvirt's test host: the fake sysfs tree plus what its mocks add (qemuxmlconftest.c):
-// hugetlbfs mounts /dev/hugepages2M (default) and /dev/hugepages1G, every CPU usable.
-numa::HostTopology LibvirtHost() {
-  numa::ReadOptions opts;
-  opts.sysfs_root = testing::LibvirtFakeHost();
-  numa::HostTopology host = numa::ReadHostTopology(opts);
-  host.hugepage_sizes = {2 * kMiB, kGiB};
-  host.default_hugepage_bytes = 2 * kMiB;
-  host.hugetlbfs_mounts = {{2 * kMiB, "/dev/hugepages2M"}, {kGiB, "/dev/hugepages1G"}};
-  host.usable_cpus = IdSet::Parse("0-15").value();
-  return host;
-}
+using testing::LibvirtHost;
 
 qemu::QemuCaps Caps72() {
   std::ifstream in(std::string(QLAUNCH_SOURCE_DIR) + "/tests/fixtures/caps/qemu-7.2.json");
@@ -60,9 +50,7 @@ std::string CasePath(const std::string& name, const char* suffix) { return Libvi
 
 // Difference 1: libvirt accepts these and silently replaces <memory> by the cells' sum plus the
 // memory devices; qlaunch refuses the mismatch. They are compared after making that fix-up.
-const std::set<std::string> kMemoryMismatch = {"fd-memory-numa-topology2", "fd-memory-numa-topology3",
-                                               "hugepages-numa-default",   "hugepages-numa-default-dimm",
-                                               "memory-hotplug-dimm",      "memory-hotplug-dimm-addr"};
+const std::set<std::string>& kMemoryMismatch = testing::LibvirtMemoryMismatchCases();
 
 // Plans a case the way `qlaunch domxml-to-native --prealloc qemu` does (difference 7: QEMU preallocates, as under
 // libvirt; auto would hand shared hugetlb memfds to qlaunch's preallocator, which libvirt has not);
@@ -162,6 +150,20 @@ TEST_P(AcceptedCase, BackendsNumaAndMemLockMatchLibvirt) {
     }
   }
 
+  // The rendered -object of each backend against libvirt's, every key either side sets (the
+  // differential test's comparison, with the same numbered differences).
+  std::map<std::string, json> rendered;
+  for (size_t i = 0; i + 1 < plan.argv.size(); ++i)
+    if (plan.argv[i] == "-object" && plan.argv[i + 1].starts_with("{")) {
+      json o = json::parse(plan.argv[i + 1]);
+      if (o.value("qom-type", "").starts_with("memory-backend-")) rendered[o["id"]] = o;
+    }
+  for (const json& want : backends) {
+    const std::string id = want["id"];
+    ASSERT_TRUE(rendered.contains(id)) << name << ": no rendered -object for backend " << id;
+    for (const std::string& d : testing::BackendObjectDifferences(id, want, rendered.at(id))) ADD_FAILURE() << name << ": " << d;
+  }
+
   // -numa node options are identical strings.
   std::vector<std::string> our_numa;
   for (size_t i = 0; i + 1 < plan.argv.size(); ++i)
@@ -211,9 +213,11 @@ TEST_P(RefusedCase, RefusedForLibvirtsReason) {
   std::ifstream in(CasePath(name, ".x86_64-latest.err"));
   std::string reason;
   std::getline(in, reason);
+  ASSERT_FALSE(reason.empty()) << CasePath(name, ".x86_64-latest.err") << " gives no reason: any error would contain it";
   // libvirt prefixes its error class; the reason follows it.
   for (const char* prefix : {"XML error: ", "unsupported configuration: ", "internal error: "})
     if (reason.starts_with(prefix)) reason = reason.substr(strlen(prefix));
+  ASSERT_FALSE(reason.empty()) << "libvirt's reason is only its error class";
   try {
     PlanCase(name);
     FAIL() << name << " was accepted; libvirt refuses it with: " << reason;

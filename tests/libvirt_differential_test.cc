@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/backend_compare.h"
 #include "support/libvirt.h"
 #include "support/qemu_opts_split.h"
 #include "support/qlaunch_run.h"
@@ -375,23 +376,7 @@ TEST_P(AcceptedByBoth, MemoryMatchesLibvirt) {
     }
 
     // Every other property, qlaunch's argv against libvirt's, key by key.
-    std::set<std::string> keys;
-    for (const auto& [k, v] : want.items()) keys.insert(k);
-    for (const auto& [k, v] : ours.items()) keys.insert(k);
-    keys.erase("prealloc-context");  // ids differ (difference 2); compared through node-affinity above
-    keys.erase("prealloc-threads");  // compared above (difference 3)
-    if (keys.erase("mem-path")) {
-      // Difference 5: our own directory layout; what matters is the filesystem's page size.
-      EXPECT_EQ(want.contains("mem-path"), ours.contains("mem-path"));
-    }
-    if (keys.erase("x-use-canonical-path-for-ramblock-id")) {
-      // Difference 6: libvirt names the main RAM's RAMBlock "pc.ram" for migration from -m.
-      EXPECT_EQ(id, "pc.ram");
-      EXPECT_EQ(want.value("x-use-canonical-path-for-ramblock-id", true), false);
-      EXPECT_FALSE(ours.contains("x-use-canonical-path-for-ramblock-id"));
-    }
-    for (const std::string& k : keys)
-      EXPECT_EQ(ours.value(k, json()), want.value(k, json())) << "property " << k;
+    for (const std::string& d : BackendObjectDifferences(id, want, ours)) ADD_FAILURE() << d;
   }
 
   // Guest NUMA nodes, boot memory and memory devices, memory locking, pc.ram wiring.

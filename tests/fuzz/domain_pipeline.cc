@@ -22,11 +22,14 @@ namespace {
 
 constexpr const char* kFile = "fuzz.xml";
 
+InvariantCounts g_counts;  // the fuzzer and the tests call the pipeline from one thread
+
 [[noreturn]] void Bug(const std::string& what) { throw PipelineBug(what); }
 
 // Every diagnostic names the input file (the planner may also report host problems without
 // one) and renders as one line.
 void CheckDiagnostics(const std::vector<Diagnostic>& diags, bool file_optional) {
+  ++g_counts.diagnostics;
   if (diags.empty()) Bug("a DiagnosticError without diagnostics");
   for (const Diagnostic& d : diags) {
     const std::string text = d.ToString();
@@ -47,6 +50,7 @@ const std::string* FindOption(const std::vector<std::string>& argv, const std::s
 // What QEMU would read back from the options that carry user strings is exactly those
 // strings: no input can add or change an option.
 void CheckPlan(const qemu::LaunchPlan& plan, const domain::DomainDef& def, const qemu::PlanOptions& opts) {
+  ++g_counts.plan;
   if (plan.argv.empty() || plan.argv[0].empty()) Bug("empty argv");
   const std::string* name = FindOption(plan.argv, "-name");
   if (!name) Bug("no -name");
@@ -123,10 +127,12 @@ void CheckNoInjection(const std::vector<std::string>& argv, const std::vector<st
   static const std::set<std::string> kKeyValue = {"-name", "-machine", "-accel", "-m", "-object", "-overcommit",
                                                   "-smp", "-numa", "-chardev", "-mon", "-device", "-drive",
                                                   "-blockdev", "-netdev", "-boot", "-sandbox"};
-  if (argv.size() != twin.size()) return;  // planned differently (e.g. another machine type)
+  auto skip = [] { ++g_counts.injection_skipped; };
+  if (argv.size() != twin.size()) return skip();  // planned differently (e.g. another machine type)
   for (size_t i = 1; i < argv.size(); ++i) {
-    if (argv[i].rfind('-', 0) == 0 && argv[i] != twin[i]) return;
+    if (argv[i].rfind('-', 0) == 0 && argv[i] != twin[i]) return skip();
   }
+  ++g_counts.injection;
   for (size_t i = 1; i + 1 < argv.size(); ++i) {
     if (!kKeyValue.count(argv[i])) continue;
     if (OptionKeys(argv[i + 1]) != OptionKeys(twin[i + 1]))
@@ -205,10 +211,18 @@ PipelineOutcome RunDomainPipeline(std::string_view xml, const PipelineInputs& in
         CheckNoInjection(plan.argv, qemu::PlanLaunch(twin, in.host, caps, StartOptions(twin, mode)).argv);
       } catch (const std::runtime_error&) {
         // The twin is not planned (say its machine type is now unknown): nothing to compare.
+        ++g_counts.injection_skipped;
       }
     }
   }
   return planned ? PipelineOutcome::kPlanned : PipelineOutcome::kPlanError;
+}
+
+InvariantCounts InvariantCountsSoFar() { return g_counts; }
+
+std::string ToString(const InvariantCounts& c) {
+  return "diagnostics=" + std::to_string(c.diagnostics) + " plan=" + std::to_string(c.plan) +
+         " injection=" + std::to_string(c.injection) + " injection_skipped=" + std::to_string(c.injection_skipped);
 }
 
 }  // namespace qlaunch::testing

@@ -12,7 +12,9 @@
 #pragma once
 
 #include <filesystem>
+#include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -40,5 +42,17 @@ const char* ToString(PipelineOutcome o);
 
 // Runs the pipeline; kPlanned when at least one (caps, mode) combination planned.
 PipelineOutcome RunDomainPipeline(std::string_view xml, const PipelineInputs& in);
+
+// How many times each invariant really ran, over every RunDomainPipeline call of this process
+// so far: an invariant that never ran checked nothing (the replay test and scripts/fuzz fail then).
+struct InvariantCounts {
+  uint64_t diagnostics = 0;      // CheckDiagnostics: a diagnostic list was checked
+  uint64_t plan = 0;             // CheckPlan: a plan's argv was read back
+  uint64_t injection = 0;        // CheckNoInjection: argv and defanged twin compared key by key
+  uint64_t injection_skipped = 0;  // ... not compared: the twin planned other options, or not at all
+};
+InvariantCounts InvariantCountsSoFar();
+// "diagnostics=N plan=N injection=N injection_skipped=N"
+std::string ToString(const InvariantCounts& c);
 
 }  // namespace qlaunch::testing

@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <system_error>
 #include <vector>
+
+#include "numa/host_topology.h"
 
 namespace qlaunch::testing {
 
@@ -26,6 +29,28 @@ inline std::vector<std::string> LibvirtCorpusFiles(const std::string& suffix) {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// libvirt's test host: the fake sysfs tree plus what its mocks add (qemuxmlconftest.c):
+// hugetlbfs mounts /dev/hugepages2M (default) and /dev/hugepages1G, every CPU usable.
+inline numa::HostTopology LibvirtHost() {
+  numa::ReadOptions opts;
+  opts.sysfs_root = LibvirtFakeHost();
+  numa::HostTopology host = numa::ReadHostTopology(opts);
+  host.hugepage_sizes = {2ull << 20, 1ull << 30};
+  host.default_hugepage_bytes = 2ull << 20;
+  host.hugetlbfs_mounts = {{2ull << 20, "/dev/hugepages2M"}, {1ull << 30, "/dev/hugepages1G"}};
+  host.usable_cpus = IdSet::Parse("0-15").value();
+  return host;
+}
+
+// Difference 1 (docs/libvirt-differences.md): cases libvirt accepts and silently replaces
+// <memory> by the cells' sum plus the memory devices in; qlaunch refuses the mismatch.
+inline const std::set<std::string>& LibvirtMemoryMismatchCases() {
+  static const std::set<std::string> cases = {"fd-memory-numa-topology2", "fd-memory-numa-topology3",
+                                              "hugepages-numa-default",   "hugepages-numa-default-dimm",
+                                              "memory-hotplug-dimm",      "memory-hotplug-dimm-addr"};
+  return cases;
 }
 
 }  // namespace qlaunch::testing

@@ -80,6 +80,8 @@ RunningProcess::~RunningProcess() {
   ::unlink(err_path_.c_str());
 }
 
+std::string RunningProcess::ErrSoFar() const { return Slurp(err_path_); }
+
 RunResult RunningProcess::Wait(std::chrono::milliseconds timeout) {
   RunResult r;
   const auto deadline = std::chrono::steady_clock::now() + timeout;

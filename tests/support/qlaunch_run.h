@@ -41,6 +41,8 @@ class RunningProcess {
   RunningProcess& operator=(const RunningProcess&) = delete;
 
   pid_t pid() const { return pid_; }
+  // What it has written to stderr so far (while it runs).
+  std::string ErrSoFar() const;
   // Waits up to `timeout`; then SIGKILLs it and reports timed_out.
   RunResult Wait(std::chrono::milliseconds timeout = std::chrono::minutes(2));
 

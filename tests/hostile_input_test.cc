@@ -4,6 +4,8 @@
 // where there are ones), nothing on stdout, and the host as it was: no state dir entry, no
 // QEMU, no memfd, the same free hugepages. The one valid case, a name full of QEMU option
 // syntax, must reach real QEMU 7.2 as exactly that name.
+// Over 400 lines for a reason: one case per kind of hostile input, each a few lines around the
+// shared ExpectRefused, kept together so the list of what is refused reads in one place.
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,6 +1,7 @@
 #include "launcher/host/pool_reserved.h"
 
 #include <fstream>
+#include <optional>
 #include <string>
 
 namespace qlaunch::launcher {
@@ -14,6 +15,37 @@ std::map<uint64_t, uint64_t> ReadReservedHugepages(const std::filesystem::path& 
     uint64_t pages = 0;
     if (!(in >> pages)) pages = 0;
     out[page_bytes] = pages;
+  }
+  return out;
+}
+
+namespace {
+
+std::optional<uint64_t> ReadCount(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  uint64_t n = 0;
+  if (in >> n) return n;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::map<uint64_t, uint64_t> ReadReservedHugepagesConsistently(numa::HostTopology* host) {
+  std::map<uint64_t, uint64_t> out;
+  for (uint64_t page_bytes : host->hugepage_sizes) {
+    const std::filesystem::path dir =
+        host->root / "kernel/mm/hugepages" / ("hugepages-" + std::to_string(page_bytes / 1024) + "kB");
+    std::optional<uint64_t> free, resv;
+    for (int tries = 0; tries < 100; ++tries) {
+      free = ReadCount(dir / "free_hugepages");
+      resv = ReadCount(dir / "resv_hugepages");
+      if (!free || !resv || ReadCount(dir / "free_hugepages") == free) break;
+    }
+    out[page_bytes] = resv.value_or(0);
+    if (!free || NodesWithPool(*host, page_bytes) != 1) continue;
+    for (auto& node : host->nodes)  // the pool's one node: its free count is the size's, read with resv
+      if (auto it = node.hugepages.find(page_bytes); it != node.hugepages.end() && it->second.total > 0)
+        it->second.free = *free;
   }
   return out;
 }

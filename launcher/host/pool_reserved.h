@@ -22,6 +22,13 @@ namespace qlaunch::launcher {
 std::map<uint64_t, uint64_t> ReadReservedHugepages(const std::filesystem::path& sysfs_root,
                                                    const std::vector<uint64_t>& sizes);
 
+// The reserved pages per size as ReadReservedHugepages, read together with the size's free
+// count: free and reserved are two reads, and a page faulted between them leaves both one lower,
+// so free read before it and reserved after would count that page as free. Each size's free,
+// reserved and free again are read back to back until free stood still; where the size's pool
+// sits on one node, that node's free count in `host` becomes the one read with reserved.
+std::map<uint64_t, uint64_t> ReadReservedHugepagesConsistently(numa::HostTopology* host);
+
 // How many nodes of `host` have a pool (total > 0) of `page_bytes` pages.
 size_t NodesWithPool(const numa::HostTopology& host, uint64_t page_bytes);
 

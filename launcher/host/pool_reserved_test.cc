@@ -53,5 +53,28 @@ TEST(ReservedCountIsExactPerNode, OnlyWhenEveryNeededSizeLivesOnOneNode) {
   EXPECT_TRUE(ReservedCountIsExactPerNode({}, host));
 }
 
+// The free count read with the reserved one replaces the node's where the size's pool sits on
+// one node (it was read earlier, with the rest of the topology); two pools keep their own.
+TEST(ReadReservedHugepagesConsistently, TakesTheSizesFreeCountReadWithReserved) {
+  testing::TempDir tmp;
+  for (const char* size : {"hugepages-2048kB", "hugepages-1048576kB"}) {
+    fs::path dir = tmp.path / "kernel/mm/hugepages" / size;
+    fs::create_directories(dir);
+    std::ofstream(dir / "free_hugepages") << (size[10] == '2' ? "70\n" : "1\n");
+    std::ofstream(dir / "resv_hugepages") << (size[10] == '2' ? "30\n" : "0\n");
+  }
+  numa::HostTopology host;
+  host.root = tmp.path;
+  host.hugepage_sizes = {k2M, k1G};
+  host.nodes.push_back(NodeWith(0, {{k2M, {100, 72}}, {k1G, {2, 2}}}));
+  host.nodes.push_back(NodeWith(1, {{k2M, {0, 0}}, {k1G, {2, 2}}}));
+  auto reserved = ReadReservedHugepagesConsistently(&host);
+  EXPECT_EQ(reserved, (std::map<uint64_t, uint64_t>{{k2M, 30}, {k1G, 0}}));
+  EXPECT_EQ(host.nodes[0].hugepages.at(k2M).free, 70u);  // one node: the free read with reserved
+  EXPECT_EQ(host.nodes[0].hugepages.at(k1G).free, 2u);   // two nodes: each keeps its own count
+  EXPECT_EQ(host.nodes[1].hugepages.at(k1G).free, 2u);
+  EXPECT_EQ(host.nodes[1].hugepages.at(k2M).free, 0u);
+}
+
 }  // namespace
 }  // namespace qlaunch::launcher

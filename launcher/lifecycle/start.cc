@@ -142,7 +142,7 @@ StartReport StartDomain(const StartOptions& opts) {
   if (!plan.pool_needs.empty()) {
     pool_lock.emplace([&interrupt] { interrupt.ThrowIfInterrupted(); });
     host = LoadHost(opts.sysfs);  // the free pages now: another start may have taken some since
-    reserved_pages = ReadReservedHugepages(host.root, host.hugepage_sizes);
+    reserved_pages = ReadReservedHugepagesConsistently(&host);
     release_pool_when_mapped = ReservedCountIsExactPerNode(plan.pool_needs, host);
   }
   CheckHostForPlan(def, plan, host, reserved_pages, qemu_user, opts.run_early);

@@ -1,4 +1,5 @@
 #include "qemu_cmd/caps_cache.h"
+#include "qemu_cmd/kvm_device.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -24,8 +25,9 @@ using namespace std::chrono_literals;
 
 constexpr const char* kQemu = "/usr/bin/qemu-system-x86_64";
 
+// The device the host is judged by: /dev/kvm, or $QLAUNCH_KVM_DEVICE (a test host without KVM).
 bool HostKvmOpensReadWrite() {
-  int fd = ::open("/dev/kvm", O_RDWR | O_CLOEXEC);
+  int fd = ::open(KvmDevicePath().c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return false;
   ::close(fd);
   return true;

@@ -1,4 +1,5 @@
 #include "qemu_cmd/caps_probe.h"
+#include "qemu_cmd/kvm_device.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -50,8 +51,9 @@ std::string VersionFromCli(const std::string& binary) {
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
+// The device the host is judged by: /dev/kvm, or $QLAUNCH_KVM_DEVICE (a test host without KVM).
 bool HostKvmOpensReadWrite() {
-  int fd = ::open("/dev/kvm", O_RDWR | O_CLOEXEC);
+  int fd = ::open(KvmDevicePath().c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return false;
   ::close(fd);
   return true;

@@ -65,15 +65,17 @@ void AddDominfoCommand(CLI::App& app, CommandAction* action) {
   CLI::App* sub = app.add_subcommand(
       "dominfo",
       "Show a running domain like `virsh dominfo`: state, pid, QEMU's user, vCPUs, memory, page sizes,\n"
-      "who preallocated, and where its guest memory sits per host node right now (QEMU's\n"
-      "/proc/PID/numa_maps: the pages mapped in QEMU, all of them once QEMU preallocated; after\n"
-      "qlaunch's own preallocation only what the guest has touched) next to where the plan put it;\n"
+      "who preallocated, and where its guest memory sits per host node right now next to where the\n"
+      "plan put it: for a memfd or hugetlbfs file (as root), every page the file holds, read from\n"
+      "the file through /proc/PID/map_files; else the pages in QEMU's page tables (numa_maps),\n"
+      "which after qlaunch's own preallocation are only what the guest has touched;\n"
       "its graphics (listen address, port) and interfaces (MAC, model, tap, bridge).\n"
       "Example: qlaunch dominfo --json two-cells");
   sub->add_option("NAME", o->name, "the domain's <name>")->required();
   sub->add_flag("--json", o->json,
                 "print {\"name\",\"state\",\"pid\",\"user\",\"vcpus\",\"memory_bytes\",\"page_sizes\",\"prealloc\",\n"
-                "\"memory_by_node\":{\"<node>\":bytes},\"planned_by_node\",\"backends\":[...]}");
+                "\"memory_by_node\":{\"<node>\":bytes},\"planned_by_node\",\"backends\":[{...,\"memory_source\":\n"
+                "\"backing\"|\"qemu-mapped\"}]}");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }
 

@@ -1,5 +1,10 @@
 #include "launcher/lifecycle/domain_info.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -8,6 +13,8 @@
 #include "launcher/lifecycle/destroy.h"
 #include "launcher/lifecycle/domain_list.h"
 #include "launcher/lifecycle/numa_maps.h"
+#include "prealloc/error.h"
+#include "prealloc/page_nodes.h"
 
 namespace qlaunch::launcher {
 
@@ -20,6 +27,28 @@ std::string Slurp(const std::filesystem::path& p) { return ReadSmallFile(p).valu
 std::string Trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
+}
+
+// Where the pages of a file-backed guest memory mapping of QEMU sit (a memfd, a hugetlbfs file),
+// read from the file itself through /proc/PID/map_files (root only): every page the backend
+// holds, including those qlaunch filled and the guest has not touched yet. nullopt where the file
+// cannot be opened (not root), has holes, or cannot be read: the caller keeps QEMU's numa_maps.
+std::optional<std::map<unsigned, uint64_t>> BackingByNode(pid_t pid, const Mapping& m) {
+  if (m.path.empty()) return std::nullopt;  // anonymous memory: numa_maps is the whole truth
+  char name[64];
+  std::snprintf(name, sizeof name, "%llx-%llx", static_cast<unsigned long long>(m.start),
+                static_cast<unsigned long long>(m.start + m.size));
+  const std::string path = "/proc/" + std::to_string(pid) + "/map_files/" + name;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::optional<std::map<unsigned, uint64_t>> out;
+  try {
+    prealloc::PageNodes nodes = prealloc::ReadPageNodes(fd, m.size, m.page_bytes);
+    if (nodes.complete) out = std::move(nodes.bytes_by_node);
+  } catch (const prealloc::PreallocError&) {
+  }
+  ::close(fd);
+  return out;
 }
 
 }  // namespace
@@ -66,12 +95,23 @@ json DomainInfo(const StateDir& state, const std::string& name) {
   json by_node = json::object();
   for (json& b : backends) {
     json mine = json::object();
-    if (auto it = matched.find(b["id"].get<std::string>()); it != matched.end())
-      for (auto [node, bytes] : it->second.bytes_by_node) {
+    std::string source = "none";
+    if (auto it = matched.find(b["id"].get<std::string>()); it != matched.end()) {
+      std::map<unsigned, uint64_t> placed = it->second.bytes_by_node;
+      source = "qemu-mapped";
+      if (auto backing = BackingByNode(qemu.pid, it->second)) {
+        placed = std::move(*backing);
+        source = "backing";
+      }
+      for (auto [node, bytes] : placed) {
         mine[std::to_string(node)] = bytes;
         by_node[std::to_string(node)] = by_node.value(std::to_string(node), uint64_t{0}) + bytes;
       }
+    }
     b["memory_by_node"] = mine;
+    // "backing": every page the backend's file holds; "qemu-mapped": the pages in QEMU's page
+    // tables (numa_maps), which for memory qlaunch filled is only what the guest has touched.
+    b["memory_source"] = source;
   }
   out["page_sizes"] = page_sizes;
   out["prealloc"] = prealloc.count("launcher") ? "launcher" : prealloc.count("qemu") ? "qemu" : "none";

@@ -1,7 +1,8 @@
 // Where a QEMU process's guest memory sits, per host node, read from /proc/PID/maps and
 // /proc/PID/numa_maps (for `dominfo`). numa_maps counts the pages mapped in QEMU's page tables:
 // all of them once QEMU preallocated (it touched them); for memory qlaunch's own preallocator
-// filled (shared memfds), only what the guest has touched so far.
+// filled (shared memfds), only what the guest has touched so far; `dominfo` reads those files'
+// own pages instead where it can (prealloc/page_nodes.h).
 #pragma once
 
 #include <sys/types.h>

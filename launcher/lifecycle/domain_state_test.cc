@@ -115,7 +115,19 @@ TEST(DomainState, EveryRefusalNamesTheDomainAndState) {
   }
   EXPECT_EQ(RefusalMessage("vm1", DomainState::kMigrating, Verb::kShutdown),
             "domain vm1 is being migrated: shutdown is not possible while it is migrating (it accepts destroy, "
-            "suspend, resume, qemu-monitor-command, dominfo, console, list)");
+            "suspend, resume, qemu-monitor-command, dominfo, console, list, dumpxml, dumpxml --inactive, domblklist, "
+            "domiflist)");
+}
+
+// The read-only verbs: the live ones wherever a QEMU runs for good (as dominfo), the XML as given
+// in every state, shut off included (a stale entry still holds it).
+TEST(DomainState, ReadOnlyVerbs) {
+  for (DomainState s : AllStates()) {
+    for (Verb v : {Verb::kDumpxml, Verb::kDomblklist, Verb::kDomiflist})
+      EXPECT_EQ(Accepts(s, v), Accepts(s, Verb::kDominfo)) << StateName(s) << " " << VerbName(v);
+    EXPECT_TRUE(Accepts(s, Verb::kDumpxmlInactive)) << StateName(s);
+  }
+  EXPECT_EQ(RefusalMessage("vm1", DomainState::kShutOff, Verb::kDumpxml), "domain vm1 is not running");
 }
 
 }  // namespace

@@ -31,14 +31,15 @@ std::string Accepted(DomainState s) {
 
 // The table, row by row, as a reader of docs/architecture.md sees it.
 TEST(DomainState, VerbsEachStateAccepts) {
+  const std::string read = " dumpxml dumpxml --inactive domblklist domiflist";
   const std::vector<std::pair<DomainState, std::string>> want = {
-      {DomainState::kShutOff, "start list"},
-      {DomainState::kStarting, "list"},
-      {DomainState::kRunning, "destroy suspend resume reboot shutdown qemu-monitor-command dominfo console list"},
-      {DomainState::kPaused, "destroy suspend resume reboot shutdown qemu-monitor-command dominfo console list"},
-      {DomainState::kShuttingDown, "destroy qemu-monitor-command dominfo console list"},
-      {DomainState::kIncoming, "destroy qemu-monitor-command dominfo list"},
-      {DomainState::kMigrating, "destroy suspend resume qemu-monitor-command dominfo console list"},
+      {DomainState::kShutOff, "start list dumpxml --inactive"},
+      {DomainState::kStarting, "list dumpxml --inactive"},
+      {DomainState::kRunning, "destroy suspend resume reboot shutdown qemu-monitor-command dominfo console list" + read},
+      {DomainState::kPaused, "destroy suspend resume reboot shutdown qemu-monitor-command dominfo console list" + read},
+      {DomainState::kShuttingDown, "destroy qemu-monitor-command dominfo console list" + read},
+      {DomainState::kIncoming, "destroy qemu-monitor-command dominfo list" + read},
+      {DomainState::kMigrating, "destroy suspend resume qemu-monitor-command dominfo console list" + read},
   };
   ASSERT_EQ(want.size(), kDomainStateCount);
   for (const auto& [s, verbs] : want) EXPECT_EQ(Accepted(s), verbs) << StateName(s);

@@ -23,11 +23,11 @@ fs::path KnownDomainDir(const StateDir& state, const std::string& name) {
   try {
     CheckDomainName(name);
   } catch (const std::invalid_argument& e) {
-    throw std::runtime_error("domain " + name + " is not known to qlaunch: " + e.what());
+    throw std::runtime_error("domain " + name + " is not running: " + e.what());
   }
   std::error_code ec;
   if (!fs::is_directory(state.DomainDir(name), ec))
-    throw std::runtime_error("domain " + name + " is not known to qlaunch (no domain of that name in " +
+    throw std::runtime_error("domain " + name + " is not running (qlaunch has no domain of that name in " +
                              state.root().string() + ")");
   return state.DomainDir(name);
 }

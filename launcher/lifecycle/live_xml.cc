@@ -4,6 +4,8 @@
 
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
+#include <initializer_list>
 #include <stdexcept>
 #include <vector>
 
@@ -23,6 +25,9 @@ using domain::NodeName;
 
 const xmlChar* X(const char* s) { return reinterpret_cast<const xmlChar*>(s); }
 const xmlChar* X(const std::string& s) { return X(s.c_str()); }
+
+// A number as libvirt writes it ("3", "0x03"); 0 for anything else.
+unsigned long Num(const std::string& s) { return std::strtoul(s.c_str(), nullptr, 0); }
 
 std::string Hex(unsigned v, int width) {
   char b[16];
@@ -58,7 +63,7 @@ std::string Prop(const json& rec, const std::string& key) {
 
 unsigned BusNumber(const std::string& bus) {  // "pcie.0", "pci.0" -> 0; "pci.3" -> 3
   const size_t dot = bus.rfind('.');
-  return dot == std::string::npos ? 0 : static_cast<unsigned>(std::stoul(bus.substr(dot + 1)));
+  return dot == std::string::npos ? 0 : static_cast<unsigned>(Num(bus.substr(dot + 1)));
 }
 
 void AddPciAddress(xmlNode* dev, const json& pci) {
@@ -210,9 +215,34 @@ std::string Write(xmlDoc* doc) {
   return out + "\n";
 }
 
-// A controller element the XML does not have: <controller type index [model]>.
+// A new device element where libvirt keeps its kind: after the last element of the first of
+// `after` the XML has (the same kind first), else first.
+xmlNode* AddDevice(xmlNode* devices, const char* name, std::initializer_list<const char*> after) {
+  for (const char* kind : after) {
+    const auto same = ElementChildren(devices, kind);
+    if (same.empty()) continue;
+    xmlNode* n = xmlNewDocNode(devices->doc, nullptr, X(name), nullptr);
+    return xmlAddNextSibling(const_cast<xmlNode*>(same.back()), n);
+  }
+  return AddChild(devices, name, devices->children);
+}
+
+// A controller element the XML does not have: <controller type index [model]>, where libvirt
+// inserts it: among those of its type in index order, else after the controllers (or disks).
 xmlNode* NewController(xmlNode* devices, const std::string& type, const std::string& index, const std::string& model) {
-  xmlNode* c = AddChild(devices, "controller");
+  xmlNode* c = nullptr;
+  const xmlNode* last_of_type = nullptr;
+  for (const xmlNode* other : ElementChildren(devices, "controller")) {
+    if (NodeAttr(other, "type").value_or("") != type) continue;
+    if (Num(NodeAttr(other, "index").value_or("0")) > Num(index)) {
+      c = xmlAddPrevSibling(const_cast<xmlNode*>(other), xmlNewDocNode(devices->doc, nullptr, X("controller"), nullptr));
+      break;
+    }
+    last_of_type = other;
+  }
+  if (!c && last_of_type)
+    c = xmlAddNextSibling(const_cast<xmlNode*>(last_of_type), xmlNewDocNode(devices->doc, nullptr, X("controller"), nullptr));
+  if (!c) c = AddDevice(devices, "controller", {"controller", "disk", "emulator"});
   SetAttr(c, "type", type);
   SetAttr(c, "index", index);
   if (!model.empty()) SetAttr(c, "model", model);
@@ -273,8 +303,9 @@ std::string LiveDomainXml(const LiveXmlInput& in) {
       }
     return nullptr;
   };
-  const json host_nics = in.devices.value("interfaces", json::array());
-  const json host_graphics = in.devices.value("graphics", json::array());
+  const json host = in.devices.is_object() ? in.devices : json::object();
+  const json host_nics = host.value("interfaces", json::array());
+  const json host_graphics = host.value("graphics", json::array());
   size_t nic = 0, graphics = 0, memory = 0;
   std::string first_serial_id;
   const json memory_devices = in.plan.value("memory_devices", json::array());
@@ -331,7 +362,8 @@ std::string LiveDomainXml(const LiveXmlInput& in) {
       if (!c) c = NewController(devices, type, IndexOfId(r["id"]), model);
       FillDevice(c, r);
     } else if (element == "memballoon" && r.value("line", 0) == 0 && !Child(devices, "memballoon")) {
-      xmlNode* b = AddChild(devices, "memballoon");
+      xmlNode* b = AddDevice(devices, "memballoon", {"video", "sound", "graphics", "input", "channel", "console",
+                                                     "serial", "interface", "controller", "disk", "emulator"});
       SetAttr(b, "model", "virtio");
       FillDevice(b, r);
     }
@@ -354,7 +386,7 @@ std::map<std::string, std::string> PciAddressesOf(const std::string& domain_xml,
       std::string key = name + "#" + std::to_string(nth[name]++);
       if (name == "controller")
         key = "controller type=" + NodeAttr(dev, "type").value_or("?") + " index=" + NodeAttr(dev, "index").value_or("?");
-      auto num = [&](const char* attr) { return std::stoul(NodeAttr(a, attr).value_or("0"), nullptr, 0); };
+      auto num = [&](const char* attr) { return Num(NodeAttr(a, attr).value_or("0")); };
       char b[32];
       std::snprintf(b, sizeof b, "%02lx:%02lx.%lx", num("bus"), num("slot"), num("function"));
       if (out.count(key)) key += "/" + std::to_string(nth[key]++);  // USB companions share their index

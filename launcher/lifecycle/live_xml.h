@@ -31,7 +31,7 @@ struct LiveXmlInput {
   std::string domain_xml;         // the XML as given (the state dir's domain.xml)
   std::string file;               // its path, for diagnostics
   nlohmann::json plan;            // plan.json (qemu::ToJson of the LaunchPlan it was started with)
-  nlohmann::json devices;         // devices.json (launcher/host/device_host.h Summary)
+  nlohmann::json devices = nlohmann::json::object();  // devices.json (launcher/host/device_host.h Summary)
   std::optional<long> id;         // <domain id=...>
   std::string channel_dir;        // where unix channels without a path have their socket
   std::map<std::string, std::string> ptys;  // chardev id ("charserial0") -> "/dev/pts/N"

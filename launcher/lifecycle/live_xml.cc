@@ -131,11 +131,15 @@ void AddPciControllerDetails(xmlNode* c, const json& rec) {
 
 // Fills in one device element of the XML from its record.
 void FillDevice(xmlNode* dev, const json& rec) {
-  AddAlias(dev, rec.value("id", ""));
+  std::string id = rec.value("id", "");
+  // A USB companion has no id of its own: libvirt shows its master's alias and index ("usb.0").
+  if (id.empty() && NodeName(dev) == "controller")
+    id = Prop(rec, "masterbus").substr(0, Prop(rec, "masterbus").find('.'));
+  AddAlias(dev, id);
   if (rec.contains("pci")) AddPciAddress(dev, rec["pci"]);
   else AddVirtioSerialAddress(dev, rec);
   if (NodeName(dev) == "controller") {
-    if (!NodeAttr(dev, "index") && !rec.value("id", "").empty()) SetAttr(dev, "index", IndexOfId(rec["id"]));
+    if (!NodeAttr(dev, "index") && !id.empty()) SetAttr(dev, "index", IndexOfId(id));
     if (NodeAttr(dev, "type").value_or("") == "pci") AddPciControllerDetails(dev, rec);
   }
 }
@@ -256,8 +260,19 @@ xmlNode* FindController(xmlNode* devices, const std::string& type, const std::st
   return nullptr;
 }
 
-// The machine's own controllers, which have no -device: the PCI root and the IDE (pc) or SATA
-// (q35) controller of its south bridge.
+// Does a disk sit on the IDE bus (bus='ide', or no bus and an hdX name)?
+bool HasIdeDisk(xmlNode* devices) {
+  for (const xmlNode* disk : ElementChildren(devices, "disk"))
+    for (const xmlNode* t : ElementChildren(disk, "target")) {
+      const std::string bus = NodeAttr(t, "bus").value_or("");
+      if (bus == "ide" || (bus.empty() && NodeAttr(t, "dev").value_or("").rfind("hd", 0) == 0)) return true;
+    }
+  return false;
+}
+
+// The machine's own controllers, which have no -device: the PCI root, and the SATA controller
+// of q35 (always listed) or the IDE controller of pc (listed, as libvirt does, when a disk is on
+// it or the XML names it).
 void AddBuiltinControllers(xmlNode* devices, bool q35) {
   xmlNode* root = FindController(devices, "pci", "0");
   if (!root) root = NewController(devices, "pci", "0", q35 ? "pcie-root" : "pci-root");
@@ -265,6 +280,7 @@ void AddBuiltinControllers(xmlNode* devices, bool q35) {
   AddAlias(root, q35 ? "pcie.0" : "pci.0");
   const char* type = q35 ? "sata" : "ide";
   xmlNode* disks = FindController(devices, type, "0");
+  if (!disks && !q35 && !HasIdeDisk(devices)) return;
   if (!disks) disks = NewController(devices, type, "0", "");
   if (!NodeAttr(disks, "index")) SetAttr(disks, "index", "0");
   AddAlias(disks, "ide");

@@ -9,8 +9,9 @@
 //   <address type='pci' .../>           the PCI address qlaunch assigned; <address
 //                                       type='virtio-serial'> of channels and virtio consoles
 //   <controller>s the XML left implied  the root ports and bridges the assignment added, the
-//                                       machine's built-in pci-root/pcie-root and ide/sata, an
-//                                       implied virtio-serial, usb or scsi controller
+//                                       machine's built-in pci-root/pcie-root, q35's sata, pc's
+//                                       ide when a disk is on it, an implied virtio-serial, usb or
+//                                       scsi controller (and index= where the XML left it out)
 //   <memballoon model='virtio'>         when the XML has none (libvirt adds it on x86)
 //   <interface>: <mac> chosen, <target dev> of its tap, <model type>
 //   <graphics>: port= actually bound, listen= and <listen type='address'>

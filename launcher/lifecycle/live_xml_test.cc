@@ -189,15 +189,39 @@ TEST(LiveXml, ImpliedAndBuiltinControllersAreListed) {
   EXPECT_EQ(pci.count("disk#1"), 0u);  // the cdrom is on the SATA bus
 }
 
-TEST(LiveXml, PcMachineHasPciRootAndIde) {
-  const char* xml = R"(<domain type='qemu'><name>p</name><os><type machine='pc'>hvm</type></os>
+TEST(LiveXml, PcMachineHasPciRootAndIdeWhenADiskIsOnIt) {
+  const char* no_ide = R"(<domain type='qemu'><name>p</name><os><type machine='pc'>hvm</type></os>
 <devices><controller type='pci' index='0' model='pci-root'/></devices></domain>)";
+  Found without(LiveDomainXml(Input(no_ide, json::array())));
+  ASSERT_EQ(without.Count("controller"), 1u) << without.xml;
+  const char* xml = R"(<domain type='qemu'><name>p</name><os><type machine='pc'>hvm</type></os>
+<devices><disk type='file' device='cdrom'><target dev='hdc'/></disk>
+<controller type='pci' index='0' model='pci-root'/></devices></domain>)";
   Found f(LiveDomainXml(Input(xml, json::array())));
   ASSERT_EQ(f.Count("controller"), 2u) << f.xml;
   EXPECT_EQ(f.Attr("controller", 0, "alias", "name"), "pci.0");  // the XML's own, not a second one
   EXPECT_EQ(f.Attr("controller", 1, "", "type"), "ide");
   EXPECT_EQ(f.Attr("controller", 1, "address", "slot"), "0x01");
   EXPECT_EQ(f.Attr("controller", 1, "address", "function"), "0x1");
+}
+
+// USB companions (no id of their own) get their master's index and alias, as libvirt lists them.
+TEST(LiveXml, UsbCompanionsShareTheirMastersIndex) {
+  const char* xml = R"(<domain type='qemu'><name>u</name><os><type machine='q35'>hvm</type></os>
+<devices>
+<controller type='usb' model='ich9-ehci1'/>
+<controller type='usb' model='ich9-uhci1'><master startport='0'/></controller>
+</devices></domain>)";
+  Found f(LiveDomainXml(Input(xml, json::array({Record("controller", 3, "ich9-usb-ehci1", "usb", Pci("pcie.0", 0x1d, 7)),
+                                               Record("controller", 4, "ich9-usb-uhci1", "", Pci("pcie.0", 0x1d, 0, true),
+                                                      Props{{"masterbus", "usb.0"}, {"firstport", "0"}})}))));
+  EXPECT_EQ(f.Attr("controller", 0, "", "index"), "0");
+  EXPECT_EQ(f.Attr("controller", 1, "", "index"), "0");
+  EXPECT_EQ(f.Attr("controller", 1, "alias", "name"), "usb");
+  EXPECT_EQ(f.Attr("controller", 1, "address", "multifunction"), "on");
+  const auto pci = PciAddressesOf(f.xml, "live.xml");
+  EXPECT_EQ(pci.at("controller type=usb index=0"), "00:1d.7");
+  EXPECT_EQ(pci.at("controller type=usb index=0/0"), "00:1d.0");
 }
 
 TEST(LiveXml, TapsAndMemoryDevices) {
@@ -273,9 +297,13 @@ TEST_P(LiveXmlRoundTrip, LiveXmlPlansToTheSameDevicesAndAddresses) {
   const std::string live = LiveDomainXml(in);
   const qemu::LaunchPlan again = PlanOf(live, "live.xml");
   EXPECT_EQ(DevicesToQemu(again), DevicesToQemu(plan)) << live;
-  EXPECT_EQ(PciAddressesOf(live, "live.xml").size(),
-            std::count_if(plan.devices.begin(), plan.devices.end(), [](const auto& d) { return d.slot.has_value(); }) +
-                1u)  // + the built-in SATA/IDE controller
+  // Every device with a PCI address in the plan has it in the live XML, and the only other one is
+  // the machine's built-in SATA or IDE controller (no -device).
+  auto pci = PciAddressesOf(live, "live.xml");
+  pci.erase("controller type=sata index=0");
+  pci.erase("controller type=ide index=0");
+  EXPECT_EQ(pci.size(), std::count_if(plan.devices.begin(), plan.devices.end(),
+                                      [](const auto& d) { return d.slot.has_value(); }))
       << live;
   // Nothing of the live XML is news to the parser: no warning the XML as given did not have.
   EXPECT_EQ(domain::ParseDomainXml(live, "live.xml").warnings.size(), domain::ParseDomainXml(xml, "x").warnings.size())

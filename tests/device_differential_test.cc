@@ -4,8 +4,8 @@
 // QMP must be the same: the device types of `info qtree` (a multiset; buses and addresses
 // aside), query-block (file, format, read-only, removable), the query-chardev backends, each
 // NIC's model and MAC (`info network`), `info usb`, query-vnc / query-spice (enabled, listen
-// host, port), query-balloon, the vCPU count and query-memdev; and the PCI address of every
-// device in the live XMLs (`virsh dumpxml` against `qlaunch dumpxml`). The differences we intend are
+// host, port), query-balloon, the vCPU count and query-memdev; and the PCI address and alias of
+// every PCI device in the live XMLs (`virsh dumpxml` against `qlaunch dumpxml`). The differences we intend are
 // numbered in docs/libvirt-differences.md and encoded below ("difference N"); anything else
 // fails, with both sides' facts in the message.
 #include <unistd.h>
@@ -227,10 +227,11 @@ TEST_P(DeviceDifferentialTest, QemuReportsTheSameDevicesAsUnderLibvirt) {
   RunResult our_live = Qlaunch({"dumpxml", name});
   EXPECT_EQ(our_live.exit_code, 0) << our_live.Describe();
   if (our_live.exit_code == 0) {
-    const auto want = launcher::PciAddressesOf(libvirt_live.out, "virsh dumpxml " + name);
-    const auto got = launcher::PciAddressesOf(our_live.out, "qlaunch dumpxml " + name);
+    // Each device's address and alias: "BB:SS.F alias".
+    const auto want = launcher::PciAddressesOf(libvirt_live.out, "virsh dumpxml " + name, /*with_alias=*/true);
+    const auto got = launcher::PciAddressesOf(our_live.out, "qlaunch dumpxml " + name, /*with_alias=*/true);
     EXPECT_FALSE(want.empty());
-    EXPECT_EQ(json(got), json(want)) << GetParam() << ": the PCI addresses of the live XMLs differ\n  virsh dumpxml:   "
+    EXPECT_EQ(json(got), json(want)) << GetParam() << ": the PCI addresses (and aliases) of the live XMLs differ\n  virsh dumpxml:   "
                                      << json(want).dump() << "\n  qlaunch dumpxml: " << json(got).dump();
   }
   RunResult gone = Qlaunch({"destroy", name});

@@ -388,7 +388,8 @@ std::string LiveDomainXml(const LiveXmlInput& in) {
   return Write(doc.MutableDoc());
 }
 
-std::map<std::string, std::string> PciAddressesOf(const std::string& domain_xml, const std::string& file) {
+std::map<std::string, std::string> PciAddressesOf(const std::string& domain_xml, const std::string& file,
+                                                  bool with_alias) {
   domain::XmlDoc doc = domain::XmlDoc::Parse(domain_xml, file);
   std::map<std::string, std::string> out;
   std::map<std::string, int> nth;
@@ -406,7 +407,12 @@ std::map<std::string, std::string> PciAddressesOf(const std::string& domain_xml,
       char b[32];
       std::snprintf(b, sizeof b, "%02lx:%02lx.%lx", num("bus"), num("slot"), num("function"));
       if (out.count(key)) key += "/" + std::to_string(nth[key]++);  // USB companions share their index
-      out[key] = b;
+      std::string value = b;
+      if (with_alias) {
+        const auto alias = ElementChildren(dev, "alias");
+        value += " " + (alias.empty() ? std::string("-") : NodeAttr(alias[0], "name").value_or("-"));
+      }
+      out[key] = value;
     }
   return out;
 }

@@ -187,6 +187,7 @@ TEST(LiveXml, ImpliedAndBuiltinControllersAreListed) {
   EXPECT_EQ(pci.at("controller type=virtio-serial index=0"), "02:00.0");
   EXPECT_EQ(pci.at("disk#0"), "03:00.0");
   EXPECT_EQ(pci.count("disk#1"), 0u);  // the cdrom is on the SATA bus
+  EXPECT_EQ(PciAddressesOf(f.xml, "live.xml", /*with_alias=*/true).at("disk#0"), "03:00.0 virtio-disk0");
 }
 
 TEST(LiveXml, PcMachineHasPciRootAndIdeWhenADiskIsOnIt) {

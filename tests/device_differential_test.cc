@@ -22,7 +22,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "launcher/lifecycle/live_xml.h"
+#include "launcher/lifecycle/pci_addresses_of.h"
 #include "support/hardware.h"
 #include "support/hugepages.h"
 #include "support/launch_env.h"

@@ -43,12 +43,4 @@ struct LiveXmlInput {
 // device record (a domain started by a qlaunch older than dumpxml).
 std::string LiveDomainXml(const LiveXmlInput& in);
 
-// "0x0000:0x01:0x00.0x0"-free form of a PCI address element's attributes, for comparisons:
-// every <address type='pci'> of a domain XML keyed by the device it belongs to: "controller
-// type=pci index=1" for controllers, "<tag>#<n>" (n-th of that tag with a PCI address, from 0)
-// for the rest; value "BB:SS.F" (hex), with_alias: "BB:SS.F ALIAS" ("-" for none). Throws
-// DiagnosticError for XML that does not parse.
-std::map<std::string, std::string> PciAddressesOf(const std::string& domain_xml, const std::string& file,
-                                                  bool with_alias = false);
-
 }  // namespace qlaunch::launcher

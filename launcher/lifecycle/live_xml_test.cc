@@ -12,6 +12,7 @@
 #include "domain/xml_doc.h"
 #include "domain/xml_node.h"
 #include "launcher/lifecycle/inputs.h"
+#include "launcher/lifecycle/pci_addresses_of.h"
 #include "qemu_cmd/planner.h"
 
 namespace qlaunch::launcher {

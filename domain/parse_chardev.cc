@@ -106,13 +106,13 @@ std::optional<CharDev> ParseCharDev(ParseContext& ctx, const xmlNode* node) {
 
 std::span<const UnderstoodElement> UnderstoodCharDevElements() {
   static constexpr UnderstoodElement kElements[] = {
-    {"domain/devices/serial", "type"},
+    {"domain/devices/serial", "type tty"},  // tty: the pty of a live XML
     {"domain/devices/serial/source", "path mode host service append"},
     {"domain/devices/serial/protocol", "type"},
     {"domain/devices/serial/target", "type port"},
     {"domain/devices/serial/target/model", "name"},
     {"domain/devices/serial/address", "type domain bus slot function multifunction"},
-    {"domain/devices/console", "type"},
+    {"domain/devices/console", "type tty"},
     {"domain/devices/console/source", "path mode host service append"},
     {"domain/devices/console/protocol", "type"},
     {"domain/devices/console/target", "type port"},

@@ -11,7 +11,7 @@ namespace {
 
 // The single list of what qlaunch reads from a libvirt domain XML. Anything not here is reported.
 constexpr UnderstoodElement kUnderstood[] = {
-    {"domain", "type"},
+    {"domain", "type id"},  // id: of a running domain, in the live XML (qlaunch dumpxml, virsh dumpxml)
     {"domain/name", ""},
     {"domain/uuid", ""},
     {"domain/title", ""},             // informational, no effect on the VM
@@ -76,8 +76,18 @@ bool HasWord(std::string_view words, std::string_view word) {
   return false;
 }
 
+// Every device of a live XML (`qlaunch dumpxml`, `virsh dumpxml`) carries its <alias name>: the id
+// QEMU knew it by. Read and ignored, as libvirt ignores it on define.
+bool IsDeviceAlias(std::string_view path) {
+  constexpr std::string_view kDevices = "domain/devices/", kAlias = "/alias";
+  if (!path.starts_with(kDevices) || !path.ends_with(kAlias)) return false;
+  const std::string_view device = path.substr(kDevices.size(), path.size() - kDevices.size() - kAlias.size());
+  return !device.empty() && device.find('/') == std::string_view::npos;
+}
+
 void CheckElement(const xmlNode* node, const std::string& path, ParseContext& ctx) {
   std::optional<UnderstoodElement> entry = FindUnderstood(path);
+  if (!entry && IsDeviceAlias(path)) entry = UnderstoodElement{path, "name"};
   if (!entry) {
     ctx.Unsupported(node, "element not supported by qlaunch, ignored");
     return;

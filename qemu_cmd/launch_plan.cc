@@ -77,8 +77,28 @@ nlohmann::json ToJson(const LaunchPlan& plan) {
   }
   Json pools = Json::array();
   for (const auto& p : plan.pool_needs) pools.push_back({{"node", p.node}, {"page_bytes", p.page_bytes}, {"pages", p.pages}});
+  Json devices = Json::array();
+  for (const DeviceRecord& d : plan.devices) {
+    Json j = {{"element", d.element}, {"line", d.line}, {"family", d.family}, {"driver", d.driver}, {"id", d.id}};
+    Json props = Json::array();
+    for (const auto& [k, v] : d.props) props.push_back({k, v});
+    j["props"] = std::move(props);
+    if (d.slot)
+      j["pci"] = {{"bus", d.slot->bus}, {"slot", d.slot->slot}, {"function", d.slot->function},
+                  {"multifunction", d.slot->multifunction}};
+    devices.push_back(std::move(j));
+  }
+  Json memory_devices = Json::array();
+  for (const MemoryDeviceArg& m : plan.memory_devices) {
+    Json j = {{"driver", m.driver}, {"id", m.id}, {"memdev", m.memdev}, {"node", m.node}};
+    if (m.slot) j["slot"] = *m.slot;
+    if (m.addr) j["addr"] = *m.addr;
+    memory_devices.push_back(std::move(j));
+  }
   Json out;
   out["argv"] = plan.argv;
+  out["devices"] = std::move(devices);
+  out["memory_devices"] = std::move(memory_devices);
   nlohmann::json before_cont = nlohmann::json::array();
   for (const auto& c : plan.before_cont)
     before_cont.push_back({{"execute", c.execute}, {"arguments", nlohmann::json::parse(c.arguments_json)}});

@@ -62,6 +62,17 @@ struct MemoryDeviceArg {  // -device pc-dimm / nvdimm after its backend
   std::optional<uint64_t> addr;
 };
 
+// A device of the plan as it was placed: which element of the XML it came from, the id QEMU knows
+// it by (libvirt's alias), its properties and its PCI address. `qlaunch dumpxml` writes the live
+// XML from these (launcher/lifecycle/live_xml.h).
+struct DeviceRecord {
+  std::string element;  // "disk", "interface", "controller", ...; "" for none
+  int line = 0;         // of that element in the XML; 0 for devices the XML does not name
+  std::string family, driver, id;
+  std::vector<std::pair<std::string, std::string>> props;
+  std::optional<PciSlot> slot;
+};
+
 struct PlanOptions {
   PreallocMode prealloc = PreallocMode::kAuto;
   std::string qmp_socket;          // path of the QMP UNIX socket (server=on,wait=off)
@@ -81,6 +92,7 @@ struct LaunchPlan {
   std::vector<ThreadContext> contexts;
   std::vector<MemoryBackend> backends;
   std::vector<MemoryDeviceArg> memory_devices;
+  std::vector<DeviceRecord> devices;  // every planned device, in argv order
   std::vector<std::string> argv;     // argv[0] is the emulator
   std::vector<Diagnostic> notes;     // warnings from planning (e.g. KVM asked for, not usable here)
 

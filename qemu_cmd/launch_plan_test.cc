@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "domain/parser.h"
 #include "qemu_cmd/planner.h"
 #include "tests/support/plan_fixtures.h"
 
@@ -31,6 +32,37 @@ TEST(LaunchPlanStrings, QomTypeOfLauncherBackendsIsFile) {
   b.type = BackendType::kRam;
   b.prealloc = PreallocBy::kQemu;
   EXPECT_STREQ(QomType(b), "memory-backend-ram");
+}
+
+// Every planned device, as `qlaunch dumpxml` reads it from the state dir's plan.json: the element
+// and line it came from, its id, properties and PCI address, in argv order (the -device options).
+TEST(ToJson, RecordsEveryDeviceWithItsElementIdAndAddress) {
+  const domain::DomainDef d = domain::ParseDomainXml(
+      "<domain type='qemu'><name>d</name><memory unit='MiB'>128</memory>\n"
+      "<os><type machine='q35'>hvm</type></os><devices>\n"
+      "<interface type='user'><mac address='52:54:00:00:00:01'/><model type='virtio'/></interface>\n"
+      "</devices></domain>",
+      "d.xml");
+  const LaunchPlan plan = PlanLaunch(d, TwoNodeHost(), Caps72(), PlanOptions{});
+  const nlohmann::json j = ToJson(plan);
+  ASSERT_TRUE(j["devices"].is_array());
+  EXPECT_EQ(j["memory_devices"], nlohmann::json::array());
+  size_t with_driver = 0;
+  const nlohmann::json* nic = nullptr;
+  for (const auto& dev : j["devices"]) {
+    with_driver += !dev["driver"].get<std::string>().empty();
+    if (dev["id"] == "net0") nic = &dev;
+  }
+  size_t device_options = 0;
+  for (const std::string& a : plan.argv) device_options += a == "-device";
+  EXPECT_EQ(with_driver, device_options);
+  ASSERT_NE(nic, nullptr) << j["devices"].dump();
+  EXPECT_EQ((*nic)["element"], "interface");
+  EXPECT_EQ((*nic)["line"], 3);
+  EXPECT_EQ((*nic)["driver"], "virtio-net-pci");
+  EXPECT_NE((*nic)["props"].dump().find("[\"mac\",\"52:54:00:00:00:01\"]"), std::string::npos) << nic->dump();
+  // On q35 a PCIe NIC goes behind the first root port the assignment added: pci.1, slot 0.
+  EXPECT_EQ((*nic)["pci"], nlohmann::json::parse(R"({"bus":"pci.1","slot":0,"function":0,"multifunction":false})"));
 }
 
 TEST(ToJson, DescribesBackendsAndContexts) {

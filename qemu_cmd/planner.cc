@@ -63,6 +63,7 @@ LaunchPlan PlanLaunch(const domain::DomainDef& def, const numa::HostTopology& ho
   in.cpu_model = PickCpu(def, in.accel, &plan.notes);
   if (!caps.sandbox)
     plan.notes.push_back(PlanWarning(def, 0, "", "this QEMU has no -sandbox (seccomp); running without it"));
+  in.devices = &plan.devices;
   plan.argv = RenderArgv(in);
   const DeviceContext dctx{&def, &caps, &opts, IsQ35(def.os.machine)};
   for (Diagnostic& d : NetPlanNotes(dctx)) plan.notes.push_back(std::move(d));

@@ -157,7 +157,11 @@ std::vector<std::string> RenderArgv(const ArgvInput& in) {
     a.Add("-device", RenderMemoryDevice(mem.devices.at(dev++)));
   }
 
-  for (std::string& arg : RenderDevicePlan(PlanDevices(dctx))) a.Add(std::move(arg));
+  const std::vector<PlannedDevice> devices = PlanDevices(dctx);
+  for (std::string& arg : RenderDevicePlan(devices)) a.Add(std::move(arg));
+  if (in.devices)
+    for (const PlannedDevice& d : devices)
+      in.devices->push_back({d.element, d.line, d.family, d.driver, d.id, d.props, d.slot});
   if (caps.sandbox) a.Add("-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
   return std::move(a.v());
 }

@@ -22,6 +22,7 @@ struct ArgvInput {
   std::string emulator;
   std::string accel;      // "kvm" | "tcg"
   std::string cpu_model;  // "" to omit -cpu
+  std::vector<DeviceRecord>* devices = nullptr;  // when set: the planned devices, as rendered
 };
 
 // Order: emulator, -name, -S, -machine, -accel, -cpu, -m, (pc.ram), -overcommit, -smp,

@@ -4,7 +4,8 @@
 // QMP must be the same: the device types of `info qtree` (a multiset; buses and addresses
 // aside), query-block (file, format, read-only, removable), the query-chardev backends, each
 // NIC's model and MAC (`info network`), `info usb`, query-vnc / query-spice (enabled, listen
-// host, port), query-balloon, the vCPU count and query-memdev. The differences we intend are
+// host, port), query-balloon, the vCPU count and query-memdev; and the PCI address and alias of
+// every PCI device in the live XMLs (`virsh dumpxml` against `qlaunch dumpxml`). The differences we intend are
 // numbered in docs/libvirt-differences.md and encoded below ("difference N"); anything else
 // fails, with both sides' facts in the message.
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "launcher/lifecycle/pci_addresses_of.h"
 #include "support/hardware.h"
 #include "support/hugepages.h"
 #include "support/launch_env.h"
@@ -212,6 +214,9 @@ TEST_P(DeviceDifferentialTest, QemuReportsTheSameDevicesAsUnderLibvirt) {
   ASSERT_EQ(created.exit_code, 0) << created.Describe();
   json libvirt = Facts(MonitorOf(name, [](const std::vector<std::string>& args) { return Virsh(args); }));
   ExpectLibvirtFactsSaySomething(GetParam(), xml, libvirt);
+  // The live XML of the running domain, whose PCI addresses `qlaunch dumpxml` must give too.
+  RunResult libvirt_live = Virsh({"dumpxml", name});
+  ASSERT_EQ(libvirt_live.exit_code, 0) << libvirt_live.Describe();
   RunResult destroyed = Virsh({"destroy", name});
   ASSERT_EQ(destroyed.exit_code, 0) << destroyed.Describe();
 
@@ -219,6 +224,16 @@ TEST_P(DeviceDifferentialTest, QemuReportsTheSameDevicesAsUnderLibvirt) {
   RunResult started = Qlaunch({"start", "--prealloc", "qemu", xml_path.string()});
   ASSERT_EQ(started.exit_code, 0) << started.Describe();
   json ours = Facts(MonitorOf(name, [this](const std::vector<std::string>& args) { return Qlaunch(args); }));
+  RunResult our_live = Qlaunch({"dumpxml", name});
+  EXPECT_EQ(our_live.exit_code, 0) << our_live.Describe();
+  if (our_live.exit_code == 0) {
+    // Each device's address and alias: "BB:SS.F alias".
+    const auto want = launcher::PciAddressesOf(libvirt_live.out, "virsh dumpxml " + name, /*with_alias=*/true);
+    const auto got = launcher::PciAddressesOf(our_live.out, "qlaunch dumpxml " + name, /*with_alias=*/true);
+    EXPECT_FALSE(want.empty());
+    EXPECT_EQ(json(got), json(want)) << GetParam() << ": the PCI addresses (and aliases) of the live XMLs differ\n  virsh dumpxml:   "
+                                     << json(want).dump() << "\n  qlaunch dumpxml: " << json(got).dump();
+  }
   RunResult gone = Qlaunch({"destroy", name});
   ASSERT_EQ(gone.exit_code, 0) << gone.Describe();
   EXPECT_EQ(HostTaps(), taps_before) << "a tap qlaunch made outlived its domain";

@@ -162,6 +162,9 @@ TEST_F(LaunchVerbsTest, EveryVerbNamesADomainThatIsNotRunning) {
                                              {"shutdown", "nope"},
                                              {"console", "nope"},
                                              {"dominfo", "nope"},
+                                             {"dumpxml", "nope"},
+                                             {"domblklist", "nope"},
+                                             {"domiflist", "nope"},
                                              {"qemu-monitor-command", "nope", R"({"execute":"query-status"})"}}) {
     RunResult r = Qlaunch(args);
     EXPECT_EQ(r.exit_code, 1) << r.Describe();

@@ -28,6 +28,9 @@ void BuildCli(CLI::App& app, CommandAction* action) {
   AddLifecycleCommands(app, action);
   AddMonitorCommand(app, action);
   AddDominfoCommand(app, action);
+  AddDumpxmlCommand(app, action);
+  AddDomblklistCommand(app, action);
+  AddDomiflistCommand(app, action);
   AddConsoleCommand(app, action);
   AddPreallocCommand(app, action);
   AddBenchCommand(app, action);

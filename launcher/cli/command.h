@@ -26,6 +26,9 @@ void AddCompletionCommand(CLI::App& app, CommandAction* action);
 void AddLifecycleCommands(CLI::App& app, CommandAction* action);  // suspend resume reboot shutdown
 void AddMonitorCommand(CLI::App& app, CommandAction* action);
 void AddDominfoCommand(CLI::App& app, CommandAction* action);
+void AddDumpxmlCommand(CLI::App& app, CommandAction* action);     // cmd_dumpxml.cc
+void AddDomblklistCommand(CLI::App& app, CommandAction* action);  // cmd_domblklist.cc
+void AddDomiflistCommand(CLI::App& app, CommandAction* action);   // cmd_domiflist.cc
 void AddRunCommand(CLI::App& app, CommandAction* action);
 void AddConsoleCommand(CLI::App& app, CommandAction* action);
 void AddBenchCommand(CLI::App& app, CommandAction* action);

@@ -27,8 +27,12 @@ enum class DomainState { kShutOff, kStarting, kRunning, kPaused, kShuttingDown, 
 inline constexpr size_t kDomainStateCount = 7;
 
 // The verbs that act on one domain, as the CLI names them (list acts on all, in any state).
-enum class Verb { kStart, kDestroy, kSuspend, kResume, kReboot, kShutdown, kMonitor, kDominfo, kConsole, kList };
-inline constexpr size_t kVerbCount = 10;
+// kDumpxmlInactive is `dumpxml --inactive`: the XML as given, which the state dir keeps.
+enum class Verb {
+  kStart, kDestroy, kSuspend, kResume, kReboot, kShutdown, kMonitor, kDominfo, kConsole, kList,
+  kDumpxml, kDumpxmlInactive, kDomblklist, kDomiflist
+};
+inline constexpr size_t kVerbCount = 14;
 
 const char* StateName(DomainState s);  // "shut off", "starting", "running", "paused", ...
 const char* VerbName(Verb v);          // "start", "destroy", ..., "qemu-monitor-command", ...

@@ -31,14 +31,15 @@ std::string Accepted(DomainState s) {
 
 // The table, row by row, as a reader of docs/architecture.md sees it.
 TEST(DomainState, VerbsEachStateAccepts) {
+  const std::string read = " dumpxml dumpxml --inactive domblklist domiflist";
   const std::vector<std::pair<DomainState, std::string>> want = {
-      {DomainState::kShutOff, "start list"},
-      {DomainState::kStarting, "list"},
-      {DomainState::kRunning, "destroy suspend resume reboot shutdown qemu-monitor-command dominfo console list"},
-      {DomainState::kPaused, "destroy suspend resume reboot shutdown qemu-monitor-command dominfo console list"},
-      {DomainState::kShuttingDown, "destroy qemu-monitor-command dominfo console list"},
-      {DomainState::kIncoming, "destroy qemu-monitor-command dominfo list"},
-      {DomainState::kMigrating, "destroy suspend resume qemu-monitor-command dominfo console list"},
+      {DomainState::kShutOff, "start list dumpxml --inactive"},
+      {DomainState::kStarting, "list dumpxml --inactive"},
+      {DomainState::kRunning, "destroy suspend resume reboot shutdown qemu-monitor-command dominfo console list" + read},
+      {DomainState::kPaused, "destroy suspend resume reboot shutdown qemu-monitor-command dominfo console list" + read},
+      {DomainState::kShuttingDown, "destroy qemu-monitor-command dominfo console list" + read},
+      {DomainState::kIncoming, "destroy qemu-monitor-command dominfo list" + read},
+      {DomainState::kMigrating, "destroy suspend resume qemu-monitor-command dominfo console list" + read},
   };
   ASSERT_EQ(want.size(), kDomainStateCount);
   for (const auto& [s, verbs] : want) EXPECT_EQ(Accepted(s), verbs) << StateName(s);
@@ -115,7 +116,19 @@ TEST(DomainState, EveryRefusalNamesTheDomainAndState) {
   }
   EXPECT_EQ(RefusalMessage("vm1", DomainState::kMigrating, Verb::kShutdown),
             "domain vm1 is being migrated: shutdown is not possible while it is migrating (it accepts destroy, "
-            "suspend, resume, qemu-monitor-command, dominfo, console, list)");
+            "suspend, resume, qemu-monitor-command, dominfo, console, list, dumpxml, dumpxml --inactive, domblklist, "
+            "domiflist)");
+}
+
+// The read-only verbs: the live ones wherever a QEMU runs for good (as dominfo), the XML as given
+// in every state, shut off included (a stale entry still holds it).
+TEST(DomainState, ReadOnlyVerbs) {
+  for (DomainState s : AllStates()) {
+    for (Verb v : {Verb::kDumpxml, Verb::kDomblklist, Verb::kDomiflist})
+      EXPECT_EQ(Accepts(s, v), Accepts(s, Verb::kDominfo)) << StateName(s) << " " << VerbName(v);
+    EXPECT_TRUE(Accepts(s, Verb::kDumpxmlInactive)) << StateName(s);
+  }
+  EXPECT_EQ(RefusalMessage("vm1", DomainState::kShutOff, Verb::kDumpxml), "domain vm1 is not running");
 }
 
 }  // namespace

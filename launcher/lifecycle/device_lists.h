@@ -1,0 +1,33 @@
+// The rows of `qlaunch domblklist` and `domiflist`, read from a domain XML as virsh 9.0 reads
+// them from the live XML (launcher/lifecycle/live_xml.h). Pure.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace qlaunch::launcher {
+
+// One <disk>: type ("file", "block"), device ("disk", "cdrom"), target dev, source ("" when the
+// disk has none: an empty cdrom; virsh prints "-").
+struct BlockRow {
+  std::string type, device, target, source;
+};
+
+// One <interface>: its tap (<target dev>, "" for none), type, source (bridge, network or
+// device; "" for none), model, MAC.
+struct InterfaceRow {
+  std::string interface, type, source, model, mac;
+};
+
+// Throw DiagnosticError when the XML does not parse.
+std::vector<BlockRow> BlockDevices(const std::string& domain_xml, const std::string& file);
+std::vector<InterfaceRow> Interfaces(const std::string& domain_xml, const std::string& file);
+
+// [{"type","device","target","source"}] and [{"interface","type","source","model","mac"}]; what
+// virsh prints as "-" is null.
+nlohmann::json ToJson(const std::vector<BlockRow>& rows);
+nlohmann::json ToJson(const std::vector<InterfaceRow>& rows);
+
+}  // namespace qlaunch::launcher

@@ -1,0 +1,87 @@
+#include "launcher/lifecycle/domain_xml.h"
+
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "launcher/lifecycle/destroy.h"
+#include "launcher/lifecycle/domain_list.h"
+#include "launcher/lifecycle/live_xml.h"
+#include "qemu_cmd/qmp_client.h"
+
+namespace qlaunch::launcher {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::chrono::milliseconds kQmpTimeout{3000};
+
+// The domain's directory, or a clear error for a name qlaunch does not know.
+fs::path KnownDomainDir(const StateDir& state, const std::string& name) {
+  try {
+    CheckDomainName(name);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error("domain " + name + " is not running: " + e.what());
+  }
+  std::error_code ec;
+  if (!fs::is_directory(state.DomainDir(name), ec))
+    throw std::runtime_error("domain " + name + " is not running (qlaunch has no domain of that name in " +
+                             state.root().string() + ")");
+  return state.DomainDir(name);
+}
+
+// What QEMU says that the state dir does not record: the ptys it opened, the DIMMs' addresses.
+// Best effort: without an answer the XML leaves them out.
+void AskQemu(const fs::path& socket, LiveXmlInput* in) {
+  try {
+    auto qmp = qemu::QmpClient::Connect(socket.string(), kQmpTimeout, /*wait_for_server=*/false);
+    qmp->Execute("qmp_capabilities", nullptr, kQmpTimeout);
+    for (const json& c : qmp->Execute("query-chardev", nullptr, kQmpTimeout)) {
+      const std::string file = c.value("filename", "");
+      if (file.rfind("pty:", 0) == 0) in->ptys[c.value("label", "")] = file.substr(4);
+    }
+    for (const json& m : qmp->Execute("query-memory-devices", nullptr, kQmpTimeout)) {
+      const json data = m.value("data", json::object());
+      if (data.contains("id") && data.contains("addr")) in->dimm_bases[data["id"]] = data["addr"].get<uint64_t>();
+    }
+  } catch (const std::exception&) {
+  }
+}
+
+}  // namespace
+
+std::string LiveDomainXmlOf(const StateDir& state, const std::string& name, Verb verb) {
+  const fs::path dir = KnownDomainDir(state, name);
+  if (state.Inspect(name).kind == DomainStatus::Kind::kStale)
+    throw std::runtime_error("domain " + name + " is not running (its QEMU is gone)" +
+                             (fs::exists(dir / "domain.xml")
+                                  ? "; `qlaunch dumpxml --inactive " + name + "` prints the XML it was started with"
+                                  : std::string()));
+  const ProcessRef qemu = RunningQemu(state, name, verb);
+  LiveXmlInput in;
+  in.file = (dir / "domain.xml").string();
+  const std::optional<std::string> xml = ReadSmallFile(dir / "domain.xml");
+  if (!xml) throw std::runtime_error("domain " + name + ": cannot read " + in.file);
+  in.domain_xml = *xml;
+  in.plan = json::parse(ReadSmallFile(dir / "plan.json").value_or(""), nullptr, false);
+  in.devices = ReadDevicesJson(state, name);
+  in.id = qemu.pid;
+  in.channel_dir = (dir / "channel").string();
+  AskQemu(dir / "qmp.sock", &in);
+  return LiveDomainXml(in);
+}
+
+std::string InactiveDomainXmlOf(const StateDir& state, const std::string& name) {
+  const fs::path dir = KnownDomainDir(state, name);
+  const DomainState now = StateFromStatus(state.Inspect(name));
+  if (!Accepts(now, Verb::kDumpxmlInactive)) throw WrongStateError(RefusalMessage(name, now, Verb::kDumpxmlInactive));
+  const std::optional<std::string> xml = ReadSmallFile(dir / "domain.xml");
+  if (!xml)
+    throw std::runtime_error("domain " + name + " " + (now == DomainState::kStarting ? "is still being started and " : "") +
+                             "has no XML in " + dir.string() + " yet");
+  return *xml;
+}
+
+}  // namespace qlaunch::launcher

@@ -32,6 +32,8 @@ int Run(Options& o) {
   try {
     lifecycle = domain::ParseDomainFile(o.start.domain_xml).lifecycle;
     report = StartDomain(o.start);
+    report.timings.Mark(Phase::kReturn);
+    report.timings.Finish();
   } catch (const DiagnosticError& e) {
     for (const auto& d : e.diagnostics()) std::fprintf(stderr, "%s\n", d.ToString().c_str());
     return kRunStartFailed;

@@ -86,6 +86,7 @@ StartReport StartDomain(const StartOptions& opts) {
   // From here on SIGINT/SIGTERM only set a flag (checked before anything is created), so a
   // signal during the capability probe cannot leave the probing QEMU behind.
   StartInterrupt interrupt;
+  t.Mark(Phase::kCli);  // everything from qlaunch's first initialiser until here
 
   // --- inputs: nothing on the host changes until pre-flight has passed ---------------------
   domain::DomainDef def = LoadDomain(opts.domain_xml);
@@ -140,10 +141,12 @@ StartReport StartDomain(const StartOptions& opts) {
   std::map<uint64_t, uint64_t> reserved_pages;
   bool release_pool_when_mapped = true;
   if (!plan.pool_needs.empty()) {
+    t.Mark(Phase::kPreflight);
     pool_lock.emplace([&interrupt] { interrupt.ThrowIfInterrupted(); });
     host = LoadHost(opts.sysfs);  // the free pages now: another start may have taken some since
     reserved_pages = ReadReservedHugepagesConsistently(&host);
     release_pool_when_mapped = ReservedCountIsExactPerNode(plan.pool_needs, host);
+    t.Mark(Phase::kPoolLock);
   }
   CheckHostForPlan(def, plan, host, reserved_pages, qemu_user, opts.run_early);
 
@@ -201,6 +204,7 @@ StartReport StartDomain(const StartOptions& opts) {
     };
     if (!opts.run_early) start_filling();
     interrupt.ThrowIfInterrupted();
+    t.Mark(Phase::kMemfd);
 
     SpawnSpec spec;
     spec.argv = plan.argv;
@@ -251,7 +255,7 @@ StartReport StartDomain(const StartOptions& opts) {
     if (!narrowed.Empty()) SetProcessAffinity(qemu_proc->pid(), host.usable_cpus);
     FaultPoint("prealloc", qemu_proc.get());
     if (!opts.run_early) {
-      FinishLauncherMemory(memory.get(), progress_line.get(), interrupt);
+      FinishLauncherMemory(memory.get(), progress_line.get(), interrupt, &t);
       t.Reached(Timings::Moment::kPopulated);
       pool_lock.reset();  // every page is faulted in now
     }
@@ -265,7 +269,7 @@ StartReport StartDomain(const StartOptions& opts) {
     t.Reached(Timings::Moment::kRunning);
     if (opts.run_early) {  // the guest runs; the workers go on filling its memory
       FaultPoint("running", qemu_proc.get());
-      FinishLauncherMemory(memory.get(), progress_line.get(), interrupt);
+      FinishLauncherMemory(memory.get(), progress_line.get(), interrupt, &t);
       t.Reached(Timings::Moment::kPopulated);
       pool_lock.reset();
       t.Mark(Phase::kPrealloc);
@@ -290,6 +294,7 @@ StartReport StartDomain(const StartOptions& opts) {
   device_host.Keep();
   qemu_proc->Detach();
   report.pid = qemu_proc->pid();
+  t.Mark(Phase::kHandOver);
   t.Finish();
   return report;
 }

@@ -29,13 +29,13 @@ std::string VmFlagsOf(const void* addr) {
 }
 
 // A child forked meanwhile (QEMU) must not get the mapping: fork would copy its page tables while
-// holding the mmap lock the populate workers' faults need. "dd" is do-not-copy-on-fork.
+// holding the mmap lock the populate workers' faults need. "dc" is VM_DONTCOPY: do not copy on fork.
 TEST(Mapping, IsNotInheritedByAFork) {
   Memfd fd = Memfd::Create("qlaunch-mapping-test", 4u << 20, 4096);
   Mapping m = Mapping::Map(fd);
   const std::string flags = VmFlagsOf(m.data());
   ASSERT_NE(flags, "") << "no mapping at " << static_cast<const void*>(m.data()) << " in /proc/self/smaps";
-  EXPECT_NE((flags + " ").find(" dd "), std::string::npos) << flags;
+  EXPECT_NE((flags + " ").find(" dc "), std::string::npos) << flags;
 }
 
 }  // namespace

@@ -91,6 +91,7 @@ StartReport StartDomain(const StartOptions& opts) {
   // --- inputs: nothing on the host changes until pre-flight has passed ---------------------
   domain::DomainDef def = LoadDomain(opts.domain_xml);
   report.name = def.name;
+  report.lifecycle = def.lifecycle;
   CheckDomainName(def.name);
   const QemuUser qemu_user = ResolveQemuUser(opts.user, def);
   report.user = qemu_user.user + ":" + qemu_user.group;

@@ -44,6 +44,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "domain/domain_def.h"
+
 namespace qlaunch::launcher {
 
 enum class Phase {
@@ -92,6 +94,7 @@ struct StartReport {
   std::string user;      // "USER:GROUP" QEMU runs as
   bool run_early = false;          // --run-early: the guest ran while its memory was filled
   std::vector<std::string> notes;  // what the start could not do and went on without
+  domain::Lifecycle lifecycle;     // the domain's <on_poweroff> etc., for `run` (not in the JSON)
   Timings timings;
 };
 

@@ -190,7 +190,7 @@ StartReport StartDomain(const StartOptions& opts) {
       for (auto [fd, target] : memory->Fds()) fd_reservation.Place(target, fd);
     }
     // Filling starts before QEMU is spawned, so the fork and QEMU's start-up overlap it. With
-    // --run-early it starts once QEMU is ready instead: the workers would take the CPUs QEMU's
+    // --run-early it starts once the guest runs instead (below): the workers would take the CPUs QEMU's
     // start-up needs, and the point of --run-early is a guest that runs as soon as possible.
     // (Workers that merely yield, at SCHED_IDLE, were tried: preempted while they hold the
     // memfd's locks, they hold QEMU's mmap of it up, and the guest ran later, not sooner.)
@@ -251,7 +251,6 @@ StartReport StartDomain(const StartOptions& opts) {
 
     // The reply to qmp_capabilities comes once QEMU's start-up preallocation is done.
     qmp->Execute("qmp_capabilities", nullptr, qmp_timeout + allowance);
-    if (opts.run_early) start_filling();
     if (qemu_progress) qemu_progress->Finish();
     if (!narrowed.Empty()) SetProcessAffinity(qemu_proc->pid(), host.usable_cpus);
     FaultPoint("prealloc", qemu_proc.get());
@@ -268,7 +267,13 @@ StartReport StartDomain(const StartOptions& opts) {
     WaitRunning(*qmp, qmp_timeout);
     t.Mark(Phase::kCont);
     t.Reached(Timings::Moment::kRunning);
-    if (opts.run_early) {  // the guest runs; the workers go on filling its memory
+    if (opts.run_early) {  // the guest runs; now the workers fill its memory behind it
+      // Started only now: started before cont, on a host with few CPUs they took the CPUs that
+      // qlaunch's QMP commands and QEMU's main loop needed for cont (8 GiB, 2 CPUs, TCG: running
+      // came 100 ms and more later). The pages are reserved since the mapping, so the guest can
+      // touch any of them meanwhile.
+      start_filling();
+      t.Mark(Phase::kMemfd);
       FaultPoint("running", qemu_proc.get());
       FinishLauncherMemory(memory.get(), progress_line.get(), interrupt, &t);
       t.Reached(Timings::Moment::kPopulated);

@@ -1,6 +1,7 @@
 // The floor of `qlaunch bench`: what no launcher can take out of a start. Plain QEMU with the
 // domain's own argv (as the qemu starter plans it: `domxml-to-native --prealloc qemu`, -S) but its
-// guest memory cut to the minimum, timed from exec until its QMP greeting. What remains is QEMU's
+// guest memory cut to the minimum, timed from exec until it answers qmp_capabilities (QMP ready:
+// its greeting may come before its main loop runs, the reply comes from it). What remains is QEMU's
 // own start-up: loading, machine and device creation, the firmware, the chardevs. qlaunch's time to
 // running minus this floor is what qlaunch (and cont) add; its total minus (floor + the kernel's
 // populate time) is what a start costs beyond the two things it cannot avoid.

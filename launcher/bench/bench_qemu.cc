@@ -1,6 +1,6 @@
 // The plain-QEMU starters of `qlaunch bench` (see launcher/bench/bench_starters.h): QEMU by hand with the
 // argv `domxml-to-native --prealloc qemu` prints, timed from exec until the guest runs (qemu), or
-// with the guest's memory cut to the minimum, until its QMP greeting (floor, bench_floor.h).
+// with the guest's memory cut to the minimum, until it answers qmp_capabilities (floor, bench_floor.h).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -164,8 +164,10 @@ class QemuStarter : public Starter {
       const auto deadline = t0 + timeout_;
       std::unique_ptr<qemu::QmpClient> qmp = ConnectWhenListening(socket, *proc, deadline);
       if (floor_) {
+        // QMP ready: the greeting can come before QEMU's main loop runs; the reply to
+        // qmp_capabilities comes from it, once QEMU has finished its start-up.
+        qmp->Execute("qmp_capabilities", nullptr, Left(deadline));
         const double ms = MsSince(t0);
-        qmp->Execute("qmp_capabilities", nullptr, Left(deadline));  // untimed: quit needs it
         Quit(*qmp, *proc);
         return {ms, {}};
       }

@@ -10,7 +10,7 @@
 //            qmp_capabilities + cont + query-status say running; then QMP quit and the wait for
 //            QEMU to exit (untimed).
 //   floor    the same plain QEMU with the guest's memory cut to the minimum (bench_floor.h), timed
-//            from exec until its QMP greeting; then quit (untimed).
+//            from exec until it answers qmp_capabilities; then quit (untimed).
 //
 // One file each: bench_qlaunch.cc, bench_virsh.cc, bench_qemu.cc, bench_kernel.cc (the kernel's
 // populate limit); the rounds are bench_rounds.cc, and what they share (running a child,
@@ -129,7 +129,7 @@ std::unique_ptr<Starter> MakeVirshStarter(const BenchConfig& cfg);
 // cfg.work_dir, owned by QEMU's user.
 std::unique_ptr<Starter> MakeQemuStarter(const BenchConfig& cfg, const domain::DomainDef& def);
 // The same QEMU, with the domain's memory cut to the minimum (bench_floor.h), timed from exec until
-// its QMP greeting: QEMU's own start-up, the floor no launcher can go below.
+// it answers qmp_capabilities: QEMU's own start-up, the floor no launcher can go below.
 std::unique_ptr<Starter> MakeFloorStarter(const BenchConfig& cfg, const domain::DomainDef& def);
 
 // {"virsh", "-q", "-c", URI, args...}.

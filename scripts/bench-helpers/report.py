@@ -276,7 +276,7 @@ def write_doc(machine, starts, earlies, gigantic, pre, planner, work):
     w("The phases run from the bench's fork of `qlaunch start` (`startup`: until qlaunch's first static "
       "initialiser) to its exit (`exit`: after the last mark), so they add up to the whole run; `unaccounted` is what "
       "no phase holds (docs/usage.md says what each phase is). `floor` is QEMU's own start-up: the same plain QEMU "
-      "argv with the guest's memory cut to one page per cell, exec to its QMP greeting.")
+      "argv with the guest's memory cut to one page per cell, exec until it answers `qmp_capabilities`.")
     w("")
     for (s, c), b in starts.items():
         if b.get("skipped"):

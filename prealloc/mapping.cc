@@ -23,6 +23,11 @@ Mapping Mapping::Map(const Memfd& memfd, const MapOptions& opts) {
     std::string what = "memory '" + memfd.name() + "'";
     throw PreallocError(ErrnoMessage(what + ": mmap of " + FormatBytes(memfd.size()), err));
   }
+  // A child forked while this is mapped (QEMU, spawned while the workers fill it) gets the memfd,
+  // never this mapping: without MADV_DONTFORK, fork copies the page tables of every page filled so
+  // far (hugetlb mappings are not skipped as other shared ones are), holding our mmap lock, and
+  // so the workers' page faults, all that time. Best effort: a kernel that refuses only forks slower.
+  (void)madvise(addr, memfd.size(), MADV_DONTFORK);
   Mapping m;
   m.addr_ = static_cast<std::byte*>(addr);
   m.size_ = memfd.size();

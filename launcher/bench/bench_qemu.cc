@@ -1,5 +1,6 @@
-// The plain-QEMU starter of `qlaunch bench` (see launcher/bench/bench_starters.h): QEMU by hand with the
-// argv `domxml-to-native --prealloc qemu` prints, timed from exec until the guest runs.
+// The plain-QEMU starters of `qlaunch bench` (see launcher/bench/bench_starters.h): QEMU by hand with the
+// argv `domxml-to-native --prealloc qemu` prints, timed from exec until the guest runs (qemu), or
+// with the guest's memory cut to the minimum, until it answers qmp_capabilities (floor, bench_floor.h).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "launcher/bench/bench_floor.h"
 #include "launcher/bench/bench_starters.h"
 #include "launcher/bench/bench_support.h"
 #include "launcher/lifecycle/inputs.h"
@@ -116,7 +118,10 @@ void Quit(qemu::QmpClient& qmp, QemuProcess& proc) {
 
 class QemuStarter : public Starter {
  public:
-  QemuStarter(const BenchConfig& cfg, const domain::DomainDef& def) : cfg_(cfg), dir_(cfg.work_dir / "qemu") {
+  // floor: the domain's memory cut to the minimum (FloorDomain), timed until the QMP greeting.
+  QemuStarter(const BenchConfig& cfg, const domain::DomainDef& domain, bool floor)
+      : cfg_(cfg), dir_(cfg.work_dir / (floor ? "floor" : "qemu")), floor_(floor) {
+    const domain::DomainDef def = floor ? FloorDomain(domain) : domain;
     const numa::HostTopology host = LoadHost("");
     const qemu::QemuCaps caps = LoadCaps(PickEmulator(cfg.qemu, &def));
     user_ = ResolveQemuUser(UserOption(cfg.start_options), def);
@@ -137,7 +142,7 @@ class QemuStarter : public Starter {
     if ((user_.change && ::chown(dir_.c_str(), user_.uid, user_.gid) != 0) || ::chmod(dir_.c_str(), 0700) != 0)
       throw std::runtime_error("cannot give " + dir_.string() + " to " + user_.user + ": " + std::strerror(errno));
   }
-  std::string name() const override { return "qemu"; }
+  std::string name() const override { return floor_ ? "floor" : "qemu"; }
 
   StarterRun Run() override {
     MemPathDirs dirs;
@@ -158,6 +163,14 @@ class QemuStarter : public Starter {
     try {
       const auto deadline = t0 + timeout_;
       std::unique_ptr<qemu::QmpClient> qmp = ConnectWhenListening(socket, *proc, deadline);
+      if (floor_) {
+        // QMP ready: the greeting can come before QEMU's main loop runs; the reply to
+        // qmp_capabilities comes from it, once QEMU has finished its start-up.
+        qmp->Execute("qmp_capabilities", nullptr, Left(deadline));
+        const double ms = MsSince(t0);
+        Quit(*qmp, *proc);
+        return {ms, {}};
+      }
       qmp->Execute("qmp_capabilities", nullptr, Left(deadline));
       qmp->Execute("cont", nullptr, Left(deadline));
       while (qmp->Execute("query-status", nullptr, Left(deadline)).value("status", "") != "running") {
@@ -172,7 +185,7 @@ class QemuStarter : public Starter {
       proc->Kill();
       ThrowIfInterrupted(cfg_.interrupt);
       const std::string tail = LogTail(log, 8);
-      throw std::runtime_error("plain QEMU: " + std::string(e.what()) + (how ? "; QEMU " + *how : "") +
+      throw std::runtime_error(std::string(floor_ ? "QEMU floor: " : "plain QEMU: ") + std::string(e.what()) + (how ? "; QEMU " + *how : "") +
                                (tail.empty() ? "" : "; its output ends with:\n" + tail));
     }
   }
@@ -184,12 +197,17 @@ class QemuStarter : public Starter {
   qemu::LaunchPlan plan_;
   std::vector<fs::path> roots_;
   milliseconds timeout_{0};
+  bool floor_ = false;
 };
 
 }  // namespace
 
 std::unique_ptr<Starter> MakeQemuStarter(const BenchConfig& cfg, const domain::DomainDef& def) {
-  return std::make_unique<QemuStarter>(cfg, def);
+  return std::make_unique<QemuStarter>(cfg, def, /*floor=*/false);
+}
+
+std::unique_ptr<Starter> MakeFloorStarter(const BenchConfig& cfg, const domain::DomainDef& def) {
+  return std::make_unique<QemuStarter>(cfg, def, /*floor=*/true);
 }
 
 }  // namespace qlaunch::launcher

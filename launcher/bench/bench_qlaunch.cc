@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "launcher/bench/bench_accounting.h"
 #include "launcher/bench/bench_starters.h"
 #include "launcher/bench/bench_support.h"
 #include "launcher/host/state_dir.h"
@@ -22,8 +23,9 @@ namespace {
 
 // ---- qlaunch start ----------------------------------------------------------------------------
 
-// timings_ms of `qlaunch start --json`, every key in its order (new phases are kept too).
-Phases ParseTimings(const std::string& out) {
+// timings_ms of `qlaunch start --json`, every key in its order (new phases are kept too), completed
+// from outside (bench_accounting.h) when start reported its clock_ns.
+Phases ParseTimings(const std::string& out, const ChildRun& child) {
   nlohmann::ordered_json j;
   try {
     j = nlohmann::ordered_json::parse(out);
@@ -40,10 +42,18 @@ Phases ParseTimings(const std::string& out) {
   auto rank = [](const std::string& key) {
     for (size_t i = 0; i < kPhaseCount; ++i)
       if (key == PhaseName(static_cast<Phase>(i))) return static_cast<Phase>(i) == Phase::kTotal ? kPhaseCount + 1 : i;
-    return kPhaseCount;
+    return IsPhaseKey(key) ? kPhaseCount : kPhaseCount + 2;
   };
   std::stable_sort(phases.begin(), phases.end(),
                    [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
+  if (j.contains("clock_ns") && j["clock_ns"].is_object() && j["clock_ns"].contains("entry") &&
+      j["clock_ns"].contains("end")) {
+    auto ns = [](Clock::time_point t) {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+    };
+    phases = AccountFromOutside(phases, j["clock_ns"]["entry"].get<int64_t>(), j["clock_ns"]["end"].get<int64_t>(),
+                                ns(child.forked), ns(child.exited));
+  }
   return phases;
 }
 
@@ -73,7 +83,7 @@ class QlaunchStarter : public Starter {
     StarterRun run{child.ms, {}};
     try {
       if (!child.ok()) throw std::runtime_error("qlaunch start " + child.Describe() + child.ErrTail());
-      run.phases = ParseTimings(child.out);
+      run.phases = ParseTimings(child.out, child);
     } catch (const std::exception&) {
       DestroyIfRunning(cfg_.name);
       ThrowIfInterrupted(cfg_.interrupt);

@@ -1,5 +1,6 @@
 #include "launcher/bench/bench_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -28,6 +29,40 @@ std::vector<std::pair<std::string, double>> Ratios(const BenchResult& r) {
   return out;
 }
 
+const StarterResult* FindStarter(const BenchResult& r, const std::string& name) {
+  for (const StarterResult& s : r.starters)
+    if (s.name == name && !s.runs_ms.empty()) return &s;
+  return nullptr;
+}
+
+double PhaseOf(const Phases& phases, const std::string& key) {
+  for (const auto& [k, v] : phases)
+    if (k == key) return v;
+  return 0;
+}
+
+// What qlaunch adds to what no launcher can avoid, each the median over rounds of the difference
+// within one round: "running - floor" (qlaunch's time to running, from its fork, minus QEMU's
+// floor) and "total - (floor + kernel)" (its whole run minus the floor and the kernel's populate).
+std::vector<std::pair<std::string, double>> Differences(const BenchResult& r) {
+  std::vector<std::pair<std::string, double>> out;
+  const StarterResult* ours = FindStarter(r, "qlaunch");
+  const StarterResult* floor = FindStarter(r, "floor");
+  const StarterResult* kernel = FindStarter(r, "kernel");
+  if (!ours || !floor) return out;
+  const size_t n = std::min(ours->runs_ms.size(), floor->runs_ms.size());
+  std::vector<double> running;
+  for (size_t i = 0; i < n && i < r.qlaunch_phases.size(); ++i)
+    if (double ms = PhaseOf(r.qlaunch_phases[i], "running"); ms > 0) running.push_back(ms - floor->runs_ms[i]);
+  if (!running.empty()) out.emplace_back("running - floor", Median(running));
+  if (kernel && kernel->runs_ms.size() >= n) {
+    std::vector<double> total;
+    for (size_t i = 0; i < n; ++i) total.push_back(ours->runs_ms[i] - floor->runs_ms[i] - kernel->runs_ms[i]);
+    if (!total.empty()) out.emplace_back("total - (floor + kernel)", Median(total));
+  }
+  return out;
+}
+
 std::string Printf(const char* format, auto... args) {
   char buf[512];
   std::snprintf(buf, sizeof buf, format, args...);
@@ -52,6 +87,8 @@ nlohmann::ordered_json ToJson(const BenchResult& r) {
   }
   nlohmann::ordered_json ratios = nlohmann::ordered_json::object();
   for (const auto& [pair, ratio] : Ratios(r)) ratios[pair] = std::round(ratio * 10000.0) / 10000.0;
+  nlohmann::ordered_json differences = nlohmann::ordered_json::object();
+  for (const auto& [what, ms] : Differences(r)) differences[what] = Round3(ms);
   nlohmann::ordered_json phases = nlohmann::ordered_json::object();
   for (const auto& [phase, ms] : PhaseMedians(r.qlaunch_phases)) phases[phase] = Round3(ms);
   nlohmann::ordered_json skipped = nlohmann::ordered_json::object();
@@ -67,6 +104,7 @@ nlohmann::ordered_json ToJson(const BenchResult& r) {
           {"order", r.order},
           {"starters", starters},
           {"ratios", ratios},
+          {"differences_ms", differences},
           {"qlaunch_phases", phases},
           {"skipped", skipped},
           {"hugepages", hugepages}};
@@ -100,11 +138,16 @@ std::string ToText(const BenchResult& r) {
                               : Printf("qlaunch takes %.2fx as long", ratio).c_str());
   }
 
+  if (std::vector<std::pair<std::string, double>> diffs = Differences(r); !diffs.empty()) {
+    out += "\n  what qlaunch adds, the median of per-round differences (ms)\n";
+    for (const auto& [what, ms] : diffs) out += Printf("  %-26s %8.1f\n", what.c_str(), ms);
+  }
+
   if (Phases phases = PhaseMedians(r.qlaunch_phases); !phases.empty()) {
     out += "\n  qlaunch start phases, median ms over " + std::to_string(r.qlaunch_phases.size()) + " runs\n";
     for (const auto& [phase, ms] : phases) {
-      if (phase == "total") out += "  ---------- ----------\n";
-      out += Printf("  %-10s %10.1f\n", phase.c_str(), ms);
+      if (phase == "total") out += "  ----------- ----------\n";
+      out += Printf("  %-11s %10.1f\n", phase.c_str(), ms);
     }
   }
   return out;

@@ -13,7 +13,9 @@ namespace qlaunch::launcher {
 
 // {"domain", "xml", "uri", "runs", "start_options", "order": [[starter, ...] per round],
 //  "starters": {NAME: {"warmup_ms", "runs_ms": [...], "median", "min", "max"}},
-//  "ratios": {"qlaunch/virsh", "qlaunch/qemu"}, "qlaunch_phases": {phase: median ms},
+//  "ratios": {"qlaunch/virsh", "qlaunch/qemu"}, "differences_ms": {"running - floor",
+//  "total - (floor + kernel)"} (medians of per-round differences, with the floor starter),
+//  "qlaunch_phases": {phase: median ms} (startup to exit, total, unaccounted, running, populated),
 //  "skipped": {NAME: why}, "hugepages": [{"node", "page_size_bytes", "free"}]}; ms with three
 // decimals. Ratios (median over rounds of qlaunch_i / other_i) below 1 mean qlaunch is faster.
 nlohmann::ordered_json ToJson(const BenchResult& result);

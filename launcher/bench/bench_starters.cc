@@ -143,7 +143,9 @@ ChildRun RunChild(const std::vector<std::string>& argv, const fs::path& dir, con
   siginfo_t info{};
   while (::waitid(P_PID, pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
   }
-  run.ms = MsSince(t0);
+  run.exited = Clock::now();
+  run.forked = t0;
+  run.ms = std::chrono::duration<double, std::milli>(run.exited - t0).count();
   // No more forwarding before the pid is reaped (after that it may be someone else's).
   forward.Clear();
   while (::waitpid(pid, &run.status, 0) < 0 && errno == EINTR) {

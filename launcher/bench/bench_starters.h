@@ -9,6 +9,8 @@
 //            directory, run as the user `start` runs QEMU as; timed from exec until QMP
 //            qmp_capabilities + cont + query-status say running; then QMP quit and the wait for
 //            QEMU to exit (untimed).
+//   floor    the same plain QEMU with the guest's memory cut to the minimum (bench_floor.h), timed
+//            from exec until it answers qmp_capabilities; then quit (untimed).
 //
 // One file each: bench_qlaunch.cc, bench_virsh.cc, bench_qemu.cc, bench_kernel.cc (the kernel's
 // populate limit); the rounds are bench_rounds.cc, and what they share (running a child,
@@ -42,6 +44,7 @@ struct ChildRun {
   int status = 0;          // wait status
   bool timed_out = false;  // killed (SIGKILL) when the timeout ran out
   double ms = 0;           // fork to exit, on the monotonic clock
+  std::chrono::steady_clock::time_point forked, exited;  // the two ends of ms
   std::string out;         // its whole stdout
   std::filesystem::path err_file;
 
@@ -125,6 +128,9 @@ std::unique_ptr<Starter> MakeVirshStarter(const BenchConfig& cfg);
 // domain this host or QEMU cannot run), and makes the starter's private directory under
 // cfg.work_dir, owned by QEMU's user.
 std::unique_ptr<Starter> MakeQemuStarter(const BenchConfig& cfg, const domain::DomainDef& def);
+// The same QEMU, with the domain's memory cut to the minimum (bench_floor.h), timed from exec until
+// it answers qmp_capabilities: QEMU's own start-up, the floor no launcher can go below.
+std::unique_ptr<Starter> MakeFloorStarter(const BenchConfig& cfg, const domain::DomainDef& def);
 
 // {"virsh", "-q", "-c", URI, args...}.
 std::vector<std::string> VirshArgv(const BenchConfig& cfg, std::initializer_list<std::string> args);
@@ -137,7 +143,7 @@ std::optional<std::string> VirshUnreachable(const BenchConfig& cfg);
 struct BenchRequest {
   BenchConfig cfg;          // name and work_dir are filled in by RunBench
   size_t rounds = 5;
-  bool virsh = true, qemu = true, kernel = true;  // --against
+  bool virsh = true, qemu = true, kernel = true, floor = true;  // --against
   std::string populate_ref;        // --populate-ref; "" = FindPopulateRef()
   bool tty_progress = false;       // rewrite one progress line on stderr instead of a line per run
 };

@@ -17,7 +17,7 @@ namespace {
 
 struct Options {
   BenchRequest request;
-  std::vector<std::string> against = {"virsh", "qemu", "kernel"};
+  std::vector<std::string> against = {"virsh", "qemu", "kernel", "floor"};
   bool json = false;
   std::string plot;
 };
@@ -26,8 +26,9 @@ int Run(Options& o) {
   if (!o.plot.empty()) CheckPlotting(o.plot);  // before any run, not after minutes of them
   BenchRequest& req = o.request;
   req.cfg.domain_xml = std::filesystem::absolute(req.cfg.domain_xml).string();
-  req.virsh = req.qemu = req.kernel = false;
-  for (const auto& a : o.against) (a == "virsh" ? req.virsh : a == "qemu" ? req.qemu : req.kernel) = true;
+  req.virsh = req.qemu = req.kernel = req.floor = false;
+  for (const auto& a : o.against)
+    (a == "virsh" ? req.virsh : a == "qemu" ? req.qemu : a == "floor" ? req.floor : req.kernel) = true;
   req.tty_progress = ::isatty(STDERR_FILENO) == 1;
   BenchResult result = RunBench(req);
   if (o.json) std::printf("%s\n", ToJson(result).dump(2).c_str());
@@ -51,13 +52,17 @@ void AddBenchCommand(CLI::App& app, CommandAction* action) {
       "of `domxml-to-native --prealloc qemu`, -S, then QMP qmp_capabilities, cont and query-status).\n"
       "and the kernel's own limit (populate_ref: one memfd of the domain's size and page size filled\n"
       "with MADV_POPULATE_WRITE by one thread per usable CPU, the whole process; skipped with a note\n"
-      "when the program is not installed).\n"
-      "Each is timed from fork to exit (qlaunch, virsh, kernel) or to 'running' (QEMU), monotonic clock,\n"
+      "when the program is not installed), and QEMU's floor (the same plain QEMU with the guest's memory cut\n"
+      "to the minimum, exec until it answers qmp_capabilities: what no launcher can remove).\n"
+      "Each is timed from fork to exit (qlaunch, virsh, kernel), to 'running' (QEMU) or to QMP ready\n"
+      "(floor), monotonic clock,\n"
       "then its domain is destroyed, untimed. One untimed warm-up run of each, then N rounds that run\n"
       "each starter once, the order rotating by one a round; after every run the bench waits until\n"
       "every hugepage is free again (60 s at most). Prints per starter the runs, median and min-max,\n"
       "the ratios qlaunch/virsh, qlaunch/qemu, qlaunch/kernel (the median of the per-round ratios; below 1:\n"
-      "qlaunch is faster) and the median of each phase `start` reports. When libvirt does not answer,\n"
+      "qlaunch is faster), the differences running - floor and total - (floor + kernel) (medians of the\n"
+      "per-round differences: what qlaunch adds) and the median of each phase `start` reports, completed\n"
+      "from outside to cover the process from fork to exit (startup, exit, unaccounted). When libvirt does not answer,\n"
       "virsh is skipped with a warning. A domain of that name must not be running already. Any\n"
       "failure, or SIGINT/SIGTERM, destroys what the bench started and removes its files. Needs root\n"
       "for what `start` needs root for (hugepages, qemu:///system).\n"
@@ -70,10 +75,10 @@ void AddBenchCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--runs", o->request.rounds, "timed rounds, each running every starter once")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  sub->add_option("--against", o->against, "what to compare qlaunch with: virsh,qemu,kernel (default all three)")
+  sub->add_option("--against", o->against, "what to compare qlaunch with: virsh,qemu,kernel,floor (default all four)")
       ->delimiter(',')
       ->allow_extra_args(false)  // --against qemu vm.xml: the XML is no starter
-      ->check(CLI::IsMember({"virsh", "qemu", "kernel"}));
+      ->check(CLI::IsMember({"virsh", "qemu", "kernel", "floor"}));
   sub->add_option("--populate-ref", o->request.populate_ref,
                   "the kernel reference program (default: populate_ref beside qlaunch, or in ../lib/qlaunch)");
   sub->add_flag("--json", o->json,

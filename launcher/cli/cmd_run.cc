@@ -6,7 +6,6 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "domain/parser.h"
 #include "launcher/cli/command.h"
 #include "launcher/lifecycle/inputs.h"
 #include "launcher/lifecycle/start.h"
@@ -28,10 +27,11 @@ int Run(Options& o) {
   o.start.prealloc = *ParsePreallocMode(o.prealloc);
   o.start.supervised = true;
   StartReport report;
-  domain::Lifecycle lifecycle;
   try {
-    lifecycle = domain::ParseDomainFile(o.start.domain_xml).lifecycle;
+    // The domain's <on_*> come from the start's own parse: `run` reads the XML once, as `start` does.
     report = StartDomain(o.start);
+    report.timings.Mark(Phase::kReturn);
+    report.timings.Finish();
   } catch (const DiagnosticError& e) {
     for (const auto& d : e.diagnostics()) std::fprintf(stderr, "%s\n", d.ToString().c_str());
     return kRunStartFailed;
@@ -46,7 +46,7 @@ int Run(Options& o) {
   so.shutdown_timeout = std::chrono::milliseconds(static_cast<long long>(o.shutdown_timeout_s * 1000));
   so.json = o.json;
   int rc = Supervise(StateDir(o.start.state_root.empty() ? DefaultStateRoot() : o.start.state_root), report.name,
-                     lifecycle, so);
+                     report.lifecycle, so);
   if (!o.pidfile.empty()) std::remove(o.pidfile.c_str());
   return rc;
 }

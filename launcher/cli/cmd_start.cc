@@ -22,6 +22,8 @@ struct Options {
 int Run(Options& o) {
   o.start.prealloc = *ParsePreallocMode(o.prealloc);
   StartReport report = StartDomain(o.start);
+  report.timings.Mark(Phase::kReturn);  // StartDomain's guards, gone with its return
+  report.timings.Finish();
   if (o.json) std::printf("%s\n", ToJson(report).dump().c_str());
   else std::printf("%s", ToTable(report).c_str());
   return 0;

@@ -86,10 +86,12 @@ StartReport StartDomain(const StartOptions& opts) {
   // From here on SIGINT/SIGTERM only set a flag (checked before anything is created), so a
   // signal during the capability probe cannot leave the probing QEMU behind.
   StartInterrupt interrupt;
+  t.Mark(Phase::kCli);  // everything from qlaunch's first initialiser until here
 
   // --- inputs: nothing on the host changes until pre-flight has passed ---------------------
   domain::DomainDef def = LoadDomain(opts.domain_xml);
   report.name = def.name;
+  report.lifecycle = def.lifecycle;
   CheckDomainName(def.name);
   const QemuUser qemu_user = ResolveQemuUser(opts.user, def);
   report.user = qemu_user.user + ":" + qemu_user.group;
@@ -140,10 +142,12 @@ StartReport StartDomain(const StartOptions& opts) {
   std::map<uint64_t, uint64_t> reserved_pages;
   bool release_pool_when_mapped = true;
   if (!plan.pool_needs.empty()) {
+    t.Mark(Phase::kPreflight);
     pool_lock.emplace([&interrupt] { interrupt.ThrowIfInterrupted(); });
     host = LoadHost(opts.sysfs);  // the free pages now: another start may have taken some since
     reserved_pages = ReadReservedHugepagesConsistently(&host);
     release_pool_when_mapped = ReservedCountIsExactPerNode(plan.pool_needs, host);
+    t.Mark(Phase::kPoolLock);
   }
   CheckHostForPlan(def, plan, host, reserved_pages, qemu_user, opts.run_early);
 
@@ -186,7 +190,7 @@ StartReport StartDomain(const StartOptions& opts) {
       for (auto [fd, target] : memory->Fds()) fd_reservation.Place(target, fd);
     }
     // Filling starts before QEMU is spawned, so the fork and QEMU's start-up overlap it. With
-    // --run-early it starts once QEMU is ready instead: the workers would take the CPUs QEMU's
+    // --run-early it starts once the guest runs instead (below): the workers would take the CPUs QEMU's
     // start-up needs, and the point of --run-early is a guest that runs as soon as possible.
     // (Workers that merely yield, at SCHED_IDLE, were tried: preempted while they hold the
     // memfd's locks, they hold QEMU's mmap of it up, and the guest ran later, not sooner.)
@@ -201,6 +205,7 @@ StartReport StartDomain(const StartOptions& opts) {
     };
     if (!opts.run_early) start_filling();
     interrupt.ThrowIfInterrupted();
+    t.Mark(Phase::kMemfd);
 
     SpawnSpec spec;
     spec.argv = plan.argv;
@@ -246,12 +251,11 @@ StartReport StartDomain(const StartOptions& opts) {
 
     // The reply to qmp_capabilities comes once QEMU's start-up preallocation is done.
     qmp->Execute("qmp_capabilities", nullptr, qmp_timeout + allowance);
-    if (opts.run_early) start_filling();
     if (qemu_progress) qemu_progress->Finish();
     if (!narrowed.Empty()) SetProcessAffinity(qemu_proc->pid(), host.usable_cpus);
     FaultPoint("prealloc", qemu_proc.get());
     if (!opts.run_early) {
-      FinishLauncherMemory(memory.get(), progress_line.get(), interrupt);
+      FinishLauncherMemory(memory.get(), progress_line.get(), interrupt, &t);
       t.Reached(Timings::Moment::kPopulated);
       pool_lock.reset();  // every page is faulted in now
     }
@@ -263,9 +267,15 @@ StartReport StartDomain(const StartOptions& opts) {
     WaitRunning(*qmp, qmp_timeout);
     t.Mark(Phase::kCont);
     t.Reached(Timings::Moment::kRunning);
-    if (opts.run_early) {  // the guest runs; the workers go on filling its memory
+    if (opts.run_early) {  // the guest runs; now the workers fill its memory behind it
+      // Started only now: started before cont, on a host with few CPUs they took the CPUs that
+      // qlaunch's QMP commands and QEMU's main loop needed for cont (8 GiB, 2 CPUs, TCG: running
+      // came 100 ms and more later). The pages are reserved since the mapping, so the guest can
+      // touch any of them meanwhile.
+      start_filling();
+      t.Mark(Phase::kMemfd);
       FaultPoint("running", qemu_proc.get());
-      FinishLauncherMemory(memory.get(), progress_line.get(), interrupt);
+      FinishLauncherMemory(memory.get(), progress_line.get(), interrupt, &t);
       t.Reached(Timings::Moment::kPopulated);
       pool_lock.reset();
       t.Mark(Phase::kPrealloc);
@@ -290,6 +300,7 @@ StartReport StartDomain(const StartOptions& opts) {
   device_host.Keep();
   qemu_proc->Detach();
   report.pid = qemu_proc->pid();
+  t.Mark(Phase::kHandOver);
   t.Finish();
   return report;
 }

@@ -109,10 +109,13 @@ void MakeMemPathDirs(const qemu::LaunchPlan& plan, const numa::HostTopology& hos
   }
 }
 
-void FinishLauncherMemory(LauncherMemory* memory, prealloc::ProgressLine* line, const StartInterrupt& interrupt) {
+void FinishLauncherMemory(LauncherMemory* memory, prealloc::ProgressLine* line, const StartInterrupt& interrupt,
+                          Timings* timings) {
   if (memory) {
     memory->Wait();
+    if (timings) timings->Mark(Phase::kPrealloc);
     memory->Release();
+    if (timings) timings->Mark(Phase::kUnmap);
   }
   if (line) line->Finish();
   interrupt.ThrowIfInterrupted();

@@ -19,6 +19,7 @@
 #include "launcher/host/qemu_user.h"
 #include "launcher/host/state_dir.h"
 #include "launcher/lifecycle/start_interrupt.h"
+#include "launcher/lifecycle/timings.h"
 #include "numa/host_topology.h"
 #include "prealloc/populate.h"
 #include "prealloc/progress_line.h"
@@ -61,7 +62,9 @@ void MakeMemPathDirs(const qemu::LaunchPlan& plan, const numa::HostTopology& hos
                      const std::string& memory_backing_dir, const QemuUser& qemu_user, StateClaim* claim);
 
 // The launcher's population is done: wait for the workers (rethrowing their error), close our
-// copies of the memfds, end the progress line.
-void FinishLauncherMemory(LauncherMemory* memory, prealloc::ProgressLine* line, const StartInterrupt& interrupt);
+// copies of the memfds, end the progress line. With `timings`, the wait is marked as prealloc,
+// the unmapping as unmap.
+void FinishLauncherMemory(LauncherMemory* memory, prealloc::ProgressLine* line, const StartInterrupt& interrupt,
+                          Timings* timings = nullptr);
 
 }  // namespace qlaunch::launcher

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cmath>
 #include <cerrno>
 #include <chrono>
 #include <fstream>
@@ -283,14 +284,22 @@ void LaunchTest::StartListDestroy(const std::string& qemu, const std::vector<std
   EXPECT_EQ(report["prealloc"], want_prealloc) << report.dump();
   ASSERT_TRUE(report["pid"].is_number_integer()) << report.dump();
   const pid_t pid = report["pid"].get<pid_t>();
+  // The phases cover the process from exec to the report: they add up to total, and what no
+  // phase holds (unaccounted) is under 2 ms.
   double sum = 0;
-  for (const char* phase : {"parse", "topology", "probe", "plan", "preflight", "spawn", "qmp_ready", "prealloc",
-                            "cont"}) {
+  for (const char* phase : {"startup", "cli", "parse", "topology", "probe", "plan", "preflight", "pool_lock", "memfd",
+                            "spawn", "qmp_ready", "prealloc", "unmap", "cont", "hand_over", "return"}) {
     ASSERT_TRUE(report["timings_ms"][phase].is_number()) << phase << " in " << report.dump();
     EXPECT_GE(report["timings_ms"][phase].get<double>(), 0.0) << phase;
     sum += report["timings_ms"][phase].get<double>();
   }
-  EXPECT_LE(sum, report["timings_ms"]["total"].get<double>() + 0.01) << report.dump();
+  EXPECT_GT(report["timings_ms"]["startup"].get<double>(), 0.0) << report.dump();
+  const double total = report["timings_ms"]["total"].get<double>();
+  EXPECT_NEAR(sum, total, 0.02) << report.dump();
+  EXPECT_NEAR(report["timings_ms"]["unaccounted"].get<double>(), total - sum, 0.02) << report.dump();
+  EXPECT_LT(std::abs(report["timings_ms"]["unaccounted"].get<double>()), 2.0) << report.dump();
+  EXPECT_LE(report["timings_ms"]["running"].get<double>(), total + 0.01) << report.dump();
+  EXPECT_LE(report["clock_ns"]["entry"].get<int64_t>(), report["clock_ns"]["end"].get<int64_t>()) << report.dump();
   std::printf("[ timings  ] %s\n", report.dump().c_str());
 
   // QEMU runs on its own (qlaunch has exited), with its state recorded.

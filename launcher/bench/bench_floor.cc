@@ -1,0 +1,22 @@
+#include "launcher/bench/bench_floor.h"
+
+#include <algorithm>
+
+namespace qlaunch::launcher {
+
+domain::DomainDef FloorDomain(domain::DomainDef def) {
+  uint64_t page = 2ull << 20;
+  for (const domain::HugePage& p : def.memory_backing.pages) page = std::max(page, p.size_bytes);
+  def.devices.memory.clear();
+  uint64_t total = 0;
+  for (domain::NumaCell& cell : def.cpu.cells) {
+    cell.memory_bytes = page;
+    total += page;
+  }
+  if (def.cpu.cells.empty()) total = page;
+  def.memory_bytes = total;
+  if (def.current_memory_bytes) def.current_memory_bytes = total;
+  return def;
+}
+
+}  // namespace qlaunch::launcher

@@ -1,0 +1,56 @@
+#include "launcher/bench/bench_floor.h"
+
+#include <gtest/gtest.h>
+
+namespace qlaunch::launcher {
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20, kGiB = 1ull << 30;
+
+domain::DomainDef TwoCells() {
+  domain::DomainDef def;
+  def.name = "vm";
+  def.memory_bytes = 10 * kGiB;
+  def.current_memory_bytes = 10 * kGiB;
+  def.vcpu.count = 4;
+  def.cpu.cells.resize(2);
+  def.cpu.cells[0].memory_bytes = def.cpu.cells[1].memory_bytes = 4 * kGiB;
+  def.devices.memory.resize(1);
+  def.devices.memory[0].size_bytes = 2 * kGiB;
+  def.memory_backing.hugepages = true;
+  return def;
+}
+
+TEST(BenchFloor, EveryCellKeepsOnePageAndMemoryDevicesGo) {
+  const domain::DomainDef floor = FloorDomain(TwoCells());
+  ASSERT_EQ(floor.cpu.cells.size(), 2u);
+  EXPECT_EQ(floor.cpu.cells[0].memory_bytes, 2 * kMiB);
+  EXPECT_EQ(floor.cpu.cells[1].memory_bytes, 2 * kMiB);
+  EXPECT_TRUE(floor.devices.memory.empty());
+  EXPECT_EQ(floor.memory_bytes, 4 * kMiB);
+  EXPECT_EQ(floor.current_memory_bytes, 4 * kMiB);
+  // The rest of the domain stays as it was.
+  EXPECT_EQ(floor.name, "vm");
+  EXPECT_EQ(floor.vcpu.count, 4u);
+  EXPECT_TRUE(floor.memory_backing.hugepages);
+}
+
+TEST(BenchFloor, TheLargestPageSizeIsTheMinimum) {
+  domain::DomainDef def = TwoCells();
+  def.memory_backing.pages.push_back({1 * kGiB, std::nullopt, 0});
+  def.memory_backing.pages.push_back({2 * kMiB, std::nullopt, 0});
+  const domain::DomainDef floor = FloorDomain(def);
+  EXPECT_EQ(floor.cpu.cells[0].memory_bytes, 1 * kGiB);
+  EXPECT_EQ(floor.memory_bytes, 2 * kGiB);
+}
+
+TEST(BenchFloor, ADomainWithoutCellsKeepsOnePage) {
+  domain::DomainDef def;
+  def.memory_bytes = 8 * kGiB;
+  const domain::DomainDef floor = FloorDomain(def);
+  EXPECT_EQ(floor.memory_bytes, 2 * kMiB);
+  EXPECT_FALSE(floor.current_memory_bytes.has_value());
+}
+
+}  // namespace
+}  // namespace qlaunch::launcher

@@ -28,6 +28,7 @@
 #include "support/launch_env.h"
 #include "support/libvirt.h"
 #include "support/qmp_facts.h"
+#include "support/gtest_name.h"
 
 namespace qlaunch::testing {
 namespace {
@@ -268,10 +269,7 @@ TEST_P(DeviceDifferentialTest, QemuReportsTheSameDevicesAsUnderLibvirt) {
 
 INSTANTIATE_TEST_SUITE_P(Corpus, DeviceDifferentialTest, ::testing::ValuesIn(CorpusFiles()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string n = fs::path(info.param).stem().string();
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
+                           return GtestName(fs::path(info.param).stem().string());
                          });
 
 }  // namespace

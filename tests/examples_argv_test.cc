@@ -28,6 +28,7 @@
 #include "support/hardware.h"
 #include "support/hugepages.h"
 #include "support/launch_env.h"
+#include "support/gtest_name.h"
 
 namespace qlaunch {
 namespace {
@@ -215,10 +216,7 @@ TEST_P(ExampleGolden, GoldenArgvStartsPausedInItsQemu) {
 INSTANTIATE_TEST_SUITE_P(All, ExampleGolden,
                          ::testing::Combine(::testing::ValuesIn(Examples()), ::testing::Values("qemu-7.2", "qemu-5.2")),
                          [](const auto& info) {
-                           std::string n = std::get<0>(info.param) + "_" + std::get<1>(info.param);
-                           for (char& c : n)
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
+                           return testing::GtestName(std::get<0>(info.param) + "_" + std::get<1>(info.param));
                          });
 
 // The real thing: this host, the real QEMU, its real capabilities.
@@ -270,11 +268,8 @@ INSTANTIATE_TEST_SUITE_P(All, ExampleAccepted,
                          ::testing::Combine(::testing::ValuesIn(Examples()),
                                             ::testing::Values(testing::kQemu72, testing::kQemu52)),
                          [](const auto& info) {
-                           std::string n = std::get<0>(info.param) + "_" +
-                                           (std::get<1>(info.param) == testing::kQemu52 ? "qemu52" : "qemu72");
-                           for (char& c : n)
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
+                           return testing::GtestName(std::get<0>(info.param) + "_" +
+                                            (std::get<1>(info.param) == testing::kQemu52 ? "qemu52" : "qemu72"));
                          });
 
 }  // namespace

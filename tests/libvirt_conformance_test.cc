@@ -19,6 +19,7 @@
 #include "support/backend_compare.h"
 #include "support/libvirt_args.h"
 #include "support/libvirt_corpus.h"
+#include "support/gtest_name.h"
 
 namespace qlaunch {
 namespace {
@@ -199,12 +200,7 @@ TEST_P(AcceptedCase, BackendsNumaAndMemLockMatchLibvirt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, AcceptedCase, ::testing::ValuesIn(Cases(".x86_64-latest.args")),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n)
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
+                         [](const auto& info) { return testing::GtestName(info.param); });
 
 class RefusedCase : public ::testing::TestWithParam<std::string> {};
 
@@ -228,12 +224,7 @@ TEST_P(RefusedCase, RefusedForLibvirtsReason) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, RefusedCase, ::testing::ValuesIn(Cases(".x86_64-latest.err")),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n)
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
+                         [](const auto& info) { return testing::GtestName(info.param); });
 
 }  // namespace
 }  // namespace qlaunch

@@ -29,6 +29,7 @@
 #include "support/qemu_opts_split.h"
 #include "support/qlaunch_run.h"
 #include "support/shell_words.h"
+#include "support/gtest_name.h"
 
 namespace qlaunch::testing {
 namespace {
@@ -254,10 +255,7 @@ std::vector<Case> CasesIn(const fs::path& dir, const std::string& prefix) {
   if (!fs::is_directory(dir)) return out;
   for (const auto& e : fs::directory_iterator(dir)) {
     if (e.path().extension() != ".xml") continue;
-    std::string n = prefix + e.path().stem().string();
-    for (char& c : n)
-      if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-    out.push_back({n, e.path()});
+    out.push_back({GtestName(prefix + e.path().stem().string()), e.path()});
   }
   std::sort(out.begin(), out.end(), [](const Case& a, const Case& b) { return a.name < b.name; });
   return out;

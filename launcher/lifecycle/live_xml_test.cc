@@ -14,6 +14,7 @@
 #include "launcher/lifecycle/inputs.h"
 #include "launcher/lifecycle/pci_addresses_of.h"
 #include "qemu_cmd/planner.h"
+#include "support/gtest_name.h"
 
 namespace qlaunch::launcher {
 namespace {
@@ -323,10 +324,7 @@ std::vector<std::string> RoundTripFiles() {
 
 INSTANTIATE_TEST_SUITE_P(Corpus, LiveXmlRoundTrip, ::testing::ValuesIn(RoundTripFiles()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string n = fs::path(info.param).stem().string();
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
+                           return qlaunch::testing::GtestName(fs::path(info.param).stem().string());
                          });
 
 }  // namespace

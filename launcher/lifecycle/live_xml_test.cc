@@ -279,7 +279,8 @@ qemu::LaunchPlan PlanOf(const std::string& xml, const std::string& file) {
 // What a device is to QEMU: driver, id, properties, PCI address (not the XML line it came from).
 std::vector<json> DevicesToQemu(const qemu::LaunchPlan& plan) {
   std::vector<json> out;
-  for (json d : qemu::ToJson(plan)["devices"]) {
+  const json whole = qemu::ToJson(plan);  // kept: a range over a temporary's member dangles
+  for (json d : whole["devices"]) {
     d.erase("line");
     out.push_back(d);
   }

@@ -29,6 +29,7 @@
 #include "support/libvirt.h"
 #include "support/qmp_facts.h"
 #include "support/gtest_name.h"
+#include "support/slurp.h"
 
 namespace qlaunch::testing {
 namespace {
@@ -45,13 +46,6 @@ std::vector<std::string> CorpusFiles() {
     if (e.path().extension() == ".xml") out.push_back(e.path().filename().string());
   std::sort(out.begin(), out.end());
   return out;
-}
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 std::string DomainName(const std::string& xml) {
@@ -193,7 +187,7 @@ TEST_P(DeviceDifferentialTest, QemuReportsTheSameDevicesAsUnderLibvirt) {
   if (const std::string& why = LibvirtUnreachable(); !why.empty()) GTEST_SKIP() << why;
   // Not a test of the accelerator: where KVM is missing, both sides get the same TCG copy.
   const fs::path xml_path = WithoutKvmWhereMissing(CorpusDir() / GetParam(), tmp() / "tcg");
-  const std::string xml = ReadFile(xml_path);
+  const std::string xml = Slurp(xml_path);
   const std::string name = DomainName(xml);
   RunResult images = RunningProcess({(CorpusDir() / "make-images").string(), kImages}, {}).Wait();
   ASSERT_EQ(images.exit_code, 0) << images.Describe();

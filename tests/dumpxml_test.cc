@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "support/launch_env.h"
+#include "support/slurp.h"
 
 namespace qlaunch::testing {
 namespace {
@@ -32,13 +33,6 @@ std::vector<std::string> Cmdline(pid_t pid) {
   std::vector<std::string> out;
   for (std::string word; std::getline(in, word, '\0');) out.push_back(word);
   return out;
-}
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 class DumpxmlTest : public LaunchTest {
@@ -105,7 +99,7 @@ TEST_F(DumpxmlTest, LiveXmlGivesBackTheRunningDevicesAndAddresses) {
   // --inactive: the XML as given, byte for byte.
   RunResult inactive = Qlaunch({"dumpxml", "--inactive", "dx"});
   EXPECT_EQ(inactive.exit_code, 0) << inactive.Describe();
-  EXPECT_EQ(inactive.out, ReadFile(xml_));
+  EXPECT_EQ(inactive.out, Slurp(xml_));
 }
 
 TEST_F(DumpxmlTest, DisksAndInterfacesAsVirshListsThem) {
@@ -170,7 +164,7 @@ TEST_F(DumpxmlTest, UnknownAndGoneDomainsGetClearErrors) {
   }
   RunResult inactive = Qlaunch({"dumpxml", "--inactive", "dx"});
   EXPECT_EQ(inactive.exit_code, 0) << inactive.Describe();
-  EXPECT_EQ(inactive.out, ReadFile(xml_));
+  EXPECT_EQ(inactive.out, Slurp(xml_));
   EXPECT_TRUE(fs::exists(DomainStateDir("dx"))) << "a read-only verb removed the entry";
   ASSERT_EQ(Qlaunch({"list"}).exit_code, 0);  // cleans the stale entry up
   RunResult after = Qlaunch({"dumpxml", "--inactive", "dx"});

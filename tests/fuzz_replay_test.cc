@@ -13,6 +13,7 @@
 
 #include "fuzz/domain_pipeline.h"
 #include "support/libvirt_corpus.h"
+#include "support/slurp.h"
 
 namespace qlaunch::testing {
 namespace {
@@ -20,13 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kSource = QLAUNCH_SOURCE_DIR;
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Regular files under `dir` (recursively), sorted; only *.xml when xml_only.
 std::vector<fs::path> FilesUnder(const fs::path& dir, bool xml_only) {

@@ -23,6 +23,7 @@
 #include "support/argv_parts.h"
 #include "support/launch_env.h"
 #include "support/qemu_opts_split.h"
+#include "support/slurp.h"
 
 namespace qlaunch::testing {
 namespace {
@@ -43,13 +44,6 @@ constexpr bool kAsan = false;
 
 constexpr auto kHangGuard = std::chrono::seconds(10);  // not a performance bound: "it ends"
 constexpr uint64_t kMemoryBound = 512ull << 20;
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // A TCG domain of 128 MiB. Line 1 <domain>, 2 <name>, 3 <memory>, 4 <vcpu>, 5 <os>, then
 // `extra` from line 6 on.

@@ -17,6 +17,7 @@
 #include "qemu_cmd/qmp_client.h"
 #include "support/hardware.h"
 #include "support/launch_env.h"
+#include "support/slurp.h"
 
 namespace qlaunch::testing {
 namespace {
@@ -74,11 +75,6 @@ class LaunchPrivilegesTest : public LaunchTest {
     EXPECT_EQ(r.exit_code, 0) << r.Describe();
     if (r.exit_code != 0) return 0;
     return nlohmann::json::parse(r.out).at("pid").get<pid_t>();
-  }
-
-  static std::string Slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), {});
   }
 
   static std::string Owner(const fs::path& p) {

@@ -19,19 +19,13 @@
 
 #include "launcher/lifecycle/preflight.h"
 #include "support/hardware.h"
+#include "support/slurp.h"
 
 namespace qlaunch::testing {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::vector<pid_t> AllPids() {
   std::vector<pid_t> pids;

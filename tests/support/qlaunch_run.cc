@@ -1,4 +1,5 @@
 #include "support/qlaunch_run.h"
+#include "support/slurp.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -17,13 +18,6 @@
 namespace qlaunch::testing {
 
 namespace {
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string TempFile(const char* tag) {
   std::string tmpl = std::string("/tmp/qlaunch-run-") + tag + "-XXXXXX";

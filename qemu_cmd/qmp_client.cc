@@ -3,8 +3,12 @@
 // cancelled and drained, so nothing outlives the call and nothing waits forever.
 #include "qemu_cmd/qmp_client.h"
 
+#include <poll.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <deque>
 #include <optional>
 #include <string_view>
@@ -133,6 +137,46 @@ struct QmpClient::Impl {
   }
 };
 
+namespace {
+
+// Sends `data` with `fd` attached in one sendmsg (the fd rides on the first byte), then the rest
+// if the kernel took only part; waits for room until the deadline. Returns 0 or an errno.
+int SendWithFd(int sock, const std::string& data, int fd, Clock::time_point deadline) {
+  size_t sent = 0;
+  bool fd_sent = false;
+  while (sent < data.size()) {
+    msghdr msg{};
+    iovec iov{const_cast<char*>(data.data() + sent), data.size() - sent};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    if (!fd_sent) {
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      cmsghdr* c = CMSG_FIRSTHDR(&msg);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN(sizeof(int));
+      std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    }
+    ssize_t n = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
+    if (n >= 0) {
+      sent += static_cast<size_t>(n);
+      fd_sent = true;
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return errno;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return ETIMEDOUT;
+    pollfd p{sock, POLLOUT, 0};
+    ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
+  }
+  return 0;
+}
+
+}  // namespace
+
 QmpClient::QmpClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 QmpClient::~QmpClient() {
@@ -195,6 +239,15 @@ std::unique_ptr<QmpClient> QmpClient::Connect(const std::string& socket_path, st
 }
 
 json QmpClient::Execute(const std::string& command, const json& args, std::chrono::milliseconds timeout) {
+  return Run(command, args, -1, timeout);
+}
+
+json QmpClient::ExecuteWithFd(const std::string& command, const json& args, int fd, std::chrono::milliseconds timeout) {
+  if (fd < 0) throw QmpError("QMP '" + command + "': no fd to pass");
+  return Run(command, args, fd, timeout);
+}
+
+json QmpClient::Run(const std::string& command, const json& args, int fd, std::chrono::milliseconds timeout) {
   const auto deadline = DeadlineAfter(timeout);
   // Every command carries its own id so a late reply to an earlier, timed-out command is
   // never taken for this one's.
@@ -202,7 +255,17 @@ json QmpClient::Execute(const std::string& command, const json& args, std::chron
   json msg = {{"execute", command}, {"id", id}};
   if (!args.is_null()) msg["arguments"] = args;
   const std::string what = "'" + command + "'";
-  impl_->Write(msg.dump() + "\n", deadline, what);
+  if (fd < 0) {
+    impl_->Write(msg.dump() + "\n", deadline, what);
+  } else {
+    impl_->ThrowIfClosed(what);
+    if (int err = SendWithFd(impl_->sock.native_handle(), msg.dump() + "\n", fd, deadline); err != 0) {
+      impl_->closed = true;
+      if (err == ETIMEDOUT) throw QmpTimeout("QMP " + what + ": timed out sending to " + impl_->path);
+      if (err == EPIPE || err == ECONNRESET) throw QmpClosed("QMP " + what + ": " + impl_->path + " closed the connection");
+      throw QmpError("QMP " + what + ": sending an fd to " + impl_->path + ": " + std::strerror(err));
+    }
+  }
   for (;;) {
     json reply = impl_->ReadMessage(deadline, what);
     if (!reply.is_object()) continue;

@@ -49,6 +49,11 @@ class QmpClient {
   nlohmann::json Execute(const std::string& command, const nlohmann::json& args = nullptr,
                          std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
+  // Execute, passing `fd` along with the command (SCM_RIGHTS), as `getfd` and `add-fd` take
+  // one. The caller keeps its copy of the fd.
+  nlohmann::json ExecuteWithFd(const std::string& command, const nlohmann::json& args, int fd,
+                               std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
   // Waits until an event named `name` has arrived (queued ones count). Returns it; throws
   // QmpTimeout.
   nlohmann::json WaitEvent(const std::string& name, std::chrono::milliseconds timeout);
@@ -59,6 +64,7 @@ class QmpClient {
 
  private:
   struct Impl;
+  nlohmann::json Run(const std::string& command, const nlohmann::json& args, int fd, std::chrono::milliseconds timeout);
   explicit QmpClient(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
   nlohmann::json greeting_;

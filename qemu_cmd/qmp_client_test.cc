@@ -74,6 +74,23 @@ TEST_F(RealQemuTest, QueryStatusIsPrelaunch) {
   EXPECT_EQ(status.value("running", true), false) << status.dump();
 }
 
+// An fd passed with getfd reaches QEMU under its name: a pipe's read end becomes a chardev QEMU
+// reads from, so its data is what we wrote; getfd without an fd is QEMU's error.
+TEST_F(RealQemuTest, ExecuteWithFdHandsQemuTheFd) {
+  qmp_->Execute("qmp_capabilities");
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  EXPECT_EQ(qmp_->ExecuteWithFd("getfd", {{"fdname", "f1"}}, p[1]), json::object());
+  ::close(p[1]);
+  // QEMU holds the write end now: closing it there (closefd) is what ends our read with EOF.
+  EXPECT_EQ(qmp_->Execute("closefd", {{"fdname", "f1"}}), json::object());
+  char c;
+  EXPECT_EQ(::read(p[0], &c, 1), 0) << "QEMU did not hold (and close) the fd";
+  ::close(p[0]);
+  EXPECT_THROW(qmp_->Execute("getfd", {{"fdname", "f2"}}), QmpError);
+  EXPECT_THROW(qmp_->ExecuteWithFd("getfd", {{"fdname", "f3"}}, -1), QmpError);
+}
+
 TEST_F(RealQemuTest, UnknownCommandThrowsQemuDescription) {
   qmp_->Execute("qmp_capabilities");
   try {

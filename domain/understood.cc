@@ -121,4 +121,8 @@ std::optional<UnderstoodElement> FindUnderstood(std::string_view path) {
 
 void CheckUnderstood(const xmlNode* root, ParseContext& ctx) { CheckElement(root, NodeName(root), ctx); }
 
+void CheckUnderstoodAt(const xmlNode* node, std::string_view parent_path, ParseContext& ctx) {
+  CheckElement(node, std::string(parent_path) + "/" + NodeName(node), ctx);
+}
+
 }  // namespace qlaunch::domain

@@ -38,5 +38,8 @@ std::optional<UnderstoodElement> FindUnderstood(std::string_view path);
 // Walks the document from its <domain> root and reports every element and attribute missing
 // from the table. Unknown elements are reported once; their children are not visited.
 void CheckUnderstood(const xmlNode* root, ParseContext& ctx);
+// The same for an element that stands alone at `parent_path` (a device XML for attach-device:
+// "domain/devices").
+void CheckUnderstoodAt(const xmlNode* node, std::string_view parent_path, ParseContext& ctx);
 
 }  // namespace qlaunch::domain

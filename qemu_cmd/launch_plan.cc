@@ -1,5 +1,7 @@
 #include "qemu_cmd/launch_plan.h"
 
+#include <stdexcept>
+
 #include <nlohmann/json.hpp>
 
 namespace qlaunch::qemu {
@@ -41,6 +43,38 @@ const char* QomType(const MemoryBackend& b) {
   return "?";
 }
 
+nlohmann::json ToJson(const DeviceRecord& d) {
+  nlohmann::json j = {{"element", d.element}, {"line", d.line}, {"family", d.family}, {"driver", d.driver}, {"id", d.id}};
+  nlohmann::json props = nlohmann::json::array();
+  for (const auto& [k, v] : d.props) props.push_back({k, v});
+  j["props"] = std::move(props);
+  if (d.slot)
+    j["pci"] = {{"bus", d.slot->bus}, {"slot", d.slot->slot}, {"function", d.slot->function},
+                {"multifunction", d.slot->multifunction}};
+  return j;
+}
+
+DeviceRecord DeviceRecordFromJson(const nlohmann::json& j) {
+  try {
+    DeviceRecord d;
+    d.element = j.at("element").get<std::string>();
+    d.line = j.value("line", 0);
+    d.family = j.value("family", "");
+    d.driver = j.value("driver", "");
+    d.id = j.value("id", "");
+    for (const auto& p : j.value("props", nlohmann::json::array()))
+      d.props.emplace_back(p.at(0).get<std::string>(), p.at(1).get<std::string>());
+    if (j.contains("pci")) {
+      const auto& pci = j["pci"];
+      d.slot = PciSlot{pci.at("bus").get<std::string>(), pci.at("slot").get<unsigned>(),
+                       pci.at("function").get<unsigned>(), pci.value("multifunction", false)};
+    }
+    return d;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(std::string("a device record of plan.json is not one: ") + e.what());
+  }
+}
+
 nlohmann::json ToJson(const LaunchPlan& plan) {
   using Json = nlohmann::json;  // keys come out sorted
   Json backends = Json::array();
@@ -78,16 +112,7 @@ nlohmann::json ToJson(const LaunchPlan& plan) {
   Json pools = Json::array();
   for (const auto& p : plan.pool_needs) pools.push_back({{"node", p.node}, {"page_bytes", p.page_bytes}, {"pages", p.pages}});
   Json devices = Json::array();
-  for (const DeviceRecord& d : plan.devices) {
-    Json j = {{"element", d.element}, {"line", d.line}, {"family", d.family}, {"driver", d.driver}, {"id", d.id}};
-    Json props = Json::array();
-    for (const auto& [k, v] : d.props) props.push_back({k, v});
-    j["props"] = std::move(props);
-    if (d.slot)
-      j["pci"] = {{"bus", d.slot->bus}, {"slot", d.slot->slot}, {"function", d.slot->function},
-                  {"multifunction", d.slot->multifunction}};
-    devices.push_back(std::move(j));
-  }
+  for (const DeviceRecord& d : plan.devices) devices.push_back(ToJson(d));
   Json memory_devices = Json::array();
   for (const MemoryDeviceArg& m : plan.memory_devices) {
     Json j = {{"driver", m.driver}, {"id", m.id}, {"memdev", m.memdev}, {"node", m.node}};

@@ -73,6 +73,11 @@ struct DeviceRecord {
   std::optional<PciSlot> slot;
 };
 
+// plan.json's form of a record, and back (for what a running domain recorded). FromJson throws
+// std::runtime_error on a record that is not one.
+nlohmann::json ToJson(const DeviceRecord& d);
+DeviceRecord DeviceRecordFromJson(const nlohmann::json& j);
+
 struct PlanOptions {
   PreallocMode prealloc = PreallocMode::kAuto;
   std::string qmp_socket;          // path of the QMP UNIX socket (server=on,wait=off)

@@ -523,4 +523,67 @@ void AssignPciAddresses(const DeviceContext& ctx, std::vector<PlannedDevice>* de
   for (PlannedDevice& d : rest) devices->push_back(std::move(d));
 }
 
+namespace {
+
+std::optional<unsigned> BusIndexOf(const std::string& bus) {
+  if (bus == "pci.0" || bus == "pcie.0") return 0;
+  return IndexAfter(bus, "pci.");
+}
+
+}  // namespace
+
+void AssignHotplugPciAddress(const DeviceContext& ctx, const std::vector<PlannedDevice>& running,
+                             PlannedDevice* device) {
+  std::deque<PlannedDevice> copies;
+  std::deque<Item> items;
+  size_t max_index = 0;
+  for (const PlannedDevice& r : running) {
+    if (!r.slot) continue;
+    std::optional<unsigned> bus = BusIndexOf(r.slot->bus);
+    if (!bus) continue;  // not on a PCI bus qlaunch numbers
+    PlannedDevice& c = copies.emplace_back();
+    c.driver = r.driver;
+    c.id = r.id;
+    c.props = r.props;
+    c.pci = true;
+    c.rank = r.rank;
+    const PciKind kind = PciKindOf(r.driver);
+    if (kind == PciKind::kRootPort || kind == PciKind::kPcieToPciBridge || kind == PciKind::kPciBridge)
+      c.rank = PciRank::kPciController;
+    // Named by alias in a clash: its line is in another file (the running XML).
+    c.element = (r.element.empty() ? "device" : r.element) + " alias='" + r.id + "'";
+    c.address.type = "pci";
+    c.address.bus = *bus;
+    c.address.slot = r.slot->slot;
+    c.address.function = r.slot->function;
+    c.address.multifunction = r.slot->multifunction;
+    items.push_back(MakeItem(ctx, &c));
+    Item& it = items.back();
+    it.fixed = Addr{*bus, r.slot->slot, r.slot->function, r.slot->multifunction};
+    if (it.pci_controller) max_index = std::max<size_t>(max_index, it.index);
+  }
+  device->pci = true;
+  items.push_back(MakeItem(ctx, device));
+  Item& mine = items.back();
+  if (mine.pci_controller)
+    throw DiagnosticError(PlanError(*ctx.def, device->line, device->element,
+                                    "a PCI controller cannot be added to a running domain"));
+  Assigner assigner(ctx, &items);
+  try {
+    assigner.Pass(false, max_index + 1);
+  } catch (const DiagnosticError& e) {
+    if (e.diagnostics().empty() || e.diagnostics()[0].message.find("no free PCI slot") == std::string::npos) throw;
+    throw DiagnosticError(PlanError(
+        *ctx.def, device->line, device->element,
+        std::string("no free hotpluggable PCI slot for this device in the running domain (") +
+            (ctx.q35 ? "each PCI Express device needs an empty pcie-root-port; give the domain spare "
+                       "<controller type='pci' model='pcie-root-port'/> elements before it starts"
+                     : "pci.0 and its bridges are full") +
+            ")"));
+  }
+  const Addr a = mine.fixed ? *mine.fixed : *mine.result;
+  device->slot = PciSlot{a.bus == 0 ? (ctx.q35 ? "pcie.0" : "pci.0") : "pci." + std::to_string(a.bus), a.slot,
+                         a.function, a.multi};
+}
+
 }  // namespace qlaunch::qemu

@@ -24,6 +24,15 @@ namespace qlaunch::qemu {
 // rank kPciController) it had to add. Throws DiagnosticError on a clash or a full bus.
 void AssignPciAddresses(const DeviceContext& ctx, std::vector<PlannedDevice>* devices);
 
+// Hot-plug: the address libvirt gives a device attached to a running domain. Its XML address
+// when that is free, else the first free hotpluggable slot in bus order (a free pcie-root-port
+// on q35, a free slot of pci.0 or of a pci-bridge on pc), with the bus set as it is: nothing can
+// be added to a running machine. `running` are the domain's devices as they run (their `slot`s
+// set; PCI controllers by their driver and id "pci.N"). Throws DiagnosticError naming the new
+// device (ctx.def->file, its line) when its address is taken or no slot is free.
+void AssignHotplugPciAddress(const DeviceContext& ctx, const std::vector<PlannedDevice>& running,
+                             PlannedDevice* device);
+
 // "1f" for 31 (lower case, no prefix).
 std::string ToHex(unsigned v);
 

@@ -152,17 +152,39 @@ void RelabelForQemu(const std::vector<LabelTarget>& targets, const QemuUser& use
   }
 }
 
+namespace {
+
+void Restore(const fs::path& domain_dir, const Record& r) {
+  if (RecordedElsewhere(domain_dir, r.dev, r.ino)) return;  // another domain still uses it
+  struct stat st {};
+  if (::stat(r.path.c_str(), &st) != 0) return;
+  if (static_cast<uint64_t>(st.st_dev) != r.dev || static_cast<uint64_t>(st.st_ino) != r.ino) return;
+  (void)!::chown(r.path.c_str(), r.uid, r.gid);
+  (void)!::chmod(r.path.c_str(), r.mode);
+}
+
+}  // namespace
+
 void RestoreLabels(const fs::path& domain_dir) {
-  for (const Record& r : ReadRecords(domain_dir)) {
-    if (RecordedElsewhere(domain_dir, r.dev, r.ino)) continue;  // another domain still uses it
-    struct stat st {};
-    if (::stat(r.path.c_str(), &st) != 0) continue;
-    if (static_cast<uint64_t>(st.st_dev) != r.dev || static_cast<uint64_t>(st.st_ino) != r.ino) continue;
-    (void)!::chown(r.path.c_str(), r.uid, r.gid);
-    (void)!::chmod(r.path.c_str(), r.mode);
-  }
+  for (const Record& r : ReadRecords(domain_dir)) Restore(domain_dir, r);
   std::error_code ec;
   fs::remove(domain_dir / kRecordFile, ec);
+}
+
+void RestoreLabelsOf(const fs::path& domain_dir, const std::vector<std::string>& paths) {
+  std::vector<Record> keep, give_back;
+  for (const Record& r : ReadRecords(domain_dir)) {
+    bool named = false;
+    for (const std::string& p : paths) {
+      struct stat st {};
+      named |= ::stat(p.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_dev) == r.dev &&
+               static_cast<uint64_t>(st.st_ino) == r.ino;
+    }
+    (named ? give_back : keep).push_back(r);
+  }
+  if (give_back.empty()) return;
+  WriteRecords(domain_dir, keep);
+  for (const Record& r : give_back) Restore(domain_dir, r);
 }
 
 }  // namespace qlaunch::launcher

@@ -44,4 +44,8 @@ void RelabelForQemu(const std::vector<LabelTarget>& targets, const QemuUser& use
 // file that went away is skipped. Call with the state root locked.
 void RestoreLabels(const std::filesystem::path& domain_dir);
 
+// The same for the files among `paths` only, whose records are dropped: what a device detached
+// at run time (or an attach undone) gave QEMU. Call with the state root locked.
+void RestoreLabelsOf(const std::filesystem::path& domain_dir, const std::vector<std::string>& paths);
+
 }  // namespace qlaunch::launcher

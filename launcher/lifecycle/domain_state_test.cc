@@ -32,11 +32,12 @@ std::string Accepted(DomainState s) {
 // The table, row by row, as a reader of docs/architecture.md sees it.
 TEST(DomainState, VerbsEachStateAccepts) {
   const std::string read = " dumpxml dumpxml --inactive domblklist domiflist";
+  const std::string change = " attach-device detach-device";  // running or paused only
   const std::vector<std::pair<DomainState, std::string>> want = {
       {DomainState::kShutOff, "start list dumpxml --inactive"},
       {DomainState::kStarting, "list dumpxml --inactive"},
-      {DomainState::kRunning, "destroy suspend resume reboot shutdown qemu-monitor-command dominfo console list" + read},
-      {DomainState::kPaused, "destroy suspend resume reboot shutdown qemu-monitor-command dominfo console list" + read},
+      {DomainState::kRunning, "destroy suspend resume reboot shutdown qemu-monitor-command dominfo console list" + read + change},
+      {DomainState::kPaused, "destroy suspend resume reboot shutdown qemu-monitor-command dominfo console list" + read + change},
       {DomainState::kShuttingDown, "destroy qemu-monitor-command dominfo console list" + read},
       {DomainState::kIncoming, "destroy qemu-monitor-command dominfo list" + read},
       {DomainState::kMigrating, "destroy suspend resume qemu-monitor-command dominfo console list" + read},

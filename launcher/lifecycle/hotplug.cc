@@ -1,0 +1,345 @@
+#include "launcher/lifecycle/hotplug.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "domain/parse_fragment.h"
+#include "launcher/host/device_host.h"
+#include "launcher/host/file_labels.h"
+#include "launcher/host/qemu_user.h"
+#include "launcher/lifecycle/domain_session.h"
+#include "launcher/lifecycle/inputs.h"
+#include "launcher/lifecycle/running_def.h"
+#include "qemu_cmd/hotplug_plan.h"
+
+namespace qlaunch::launcher {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+class OwnedFd {
+ public:
+  OwnedFd() = default;
+  ~OwnedFd() { Reset(-1); }
+  OwnedFd(const OwnedFd&) = delete;
+  OwnedFd& operator=(const OwnedFd&) = delete;
+  void Reset(int fd) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+};
+
+json CallJson(const qemu::QmpCall& c) { return {{"execute", c.execute}, {"arguments", c.arguments}}; }
+
+void RunQuietly(qemu::QmpClient& qmp, const json& call, std::chrono::milliseconds timeout) {
+  if (!call.is_object() || call.value("execute", "").empty()) return;
+  try {
+    qmp.Execute(call["execute"], call.value("arguments", json()), timeout);
+  } catch (const std::exception&) {
+  }
+}
+
+bool DeviceExists(qemu::QmpClient& qmp, const std::string& id, std::chrono::milliseconds timeout) {
+  for (const json& p : qmp.Execute("qom-list", {{"path", "/machine/peripheral"}}, timeout))
+    if (p.value("name", "") == id) return true;
+  return false;
+}
+
+std::string QemuUserName(const fs::path& dir) {
+  std::string user = ReadSmallFile(dir / "user").value_or("");
+  while (!user.empty() && (user.back() == '\n' || user.back() == ' ')) user.pop_back();
+  return user;
+}
+
+// The files of the device QEMU opens by path, as the start gives them to QEMU's user.
+std::vector<LabelTarget> DeviceLabelTargets(const domain::DeviceFragment& f) {
+  domain::DomainDef one;
+  one.file = f.file;
+  one.devices.disks = f.devices.disks;
+  return LabelTargets(one);
+}
+
+void GiveBack(const StateDir& state, const fs::path& dir, const std::vector<std::string>& files,
+              const domain::DomainDef& still_running) {
+  std::vector<std::string> give;
+  for (const std::string& f : files) {
+    bool used = false;
+    for (const LabelTarget& t : LabelTargets(still_running)) used |= t.path == f;
+    if (!used) give.push_back(f);
+  }
+  if (!give.empty()) state.WithLock([&] { RestoreLabelsOf(dir, give); });
+}
+
+// Removes a device QEMU no longer has from the state dir: its backends (already gone with it
+// for most), its record and element, its image's owner, its socket.
+void FinishDetach(const StateDir& state, const fs::path& dir, qemu::QmpClient& qmp, const json& change,
+                  std::chrono::milliseconds timeout) {
+  for (const json& c : change.value("release", json::array())) RunQuietly(qmp, c, timeout);
+  RunningState st = LoadRunningState(dir);
+  const std::string id = change.value("id", "");
+  for (const qemu::DeviceRecord& r : st.records)
+    if (r.id == id) {
+      CommitDetach(&st, r.element, r.line);
+      break;
+    }
+  GiveBack(state, dir, change.value("files", std::vector<std::string>{}), st.def);
+  if (const std::string socket = change.value("socket", ""); !socket.empty()) ::unlink(socket.c_str());
+}
+
+// What a killed qlaunch left in change.json, finished or undone as QEMU now has it; and the
+// detaches the guest has completed since detach-device stopped waiting.
+void Recover(const StateDir& state, const fs::path& dir, qemu::QmpClient& qmp, std::chrono::milliseconds timeout) {
+  std::vector<json> pending = PendingDetaches(dir);
+  if (std::optional<json> ch = ReadChange(dir)) {
+    const std::string id = ch->value("id", "");
+    const bool exists = !id.empty() && DeviceExists(qmp, id, timeout);
+    if (ch->value("op", "") == "attach") {
+      RunningState st = LoadRunningState(dir);
+      if (exists) {
+        CommitAttach(&st, ch->value("xml", ""), qemu::DeviceRecordFromJson(ch->value("record", json::object())),
+                     ch->value("node_index", st.node_index), ch->value("host_nic", json()));
+      } else {
+        const json undo = ch->value("undo", json::array());
+        for (auto it = undo.rbegin(); it != undo.rend(); ++it) RunQuietly(qmp, *it, timeout);
+        GiveBack(state, dir, ch->value("files", std::vector<std::string>{}), st.def);
+        if (const std::string socket = ch->value("socket", ""); !socket.empty()) ::unlink(socket.c_str());
+      }
+    } else if (ch->value("op", "") == "detach") {
+      pending.push_back(*ch);  // asked of QEMU or not: settled below by whether the device exists
+    }
+    ClearChange(dir);
+  }
+  std::vector<json> still;
+  for (const json& p : pending) {
+    if (DeviceExists(qmp, p.value("id", ""), timeout)) {
+      still.push_back(p);
+    } else {
+      FinishDetach(state, dir, qmp, p, timeout);
+    }
+  }
+  SetPendingDetaches(dir, still);
+}
+
+// Testing aid: $QLAUNCH_HOTPLUG_FAULT=device_add makes QEMU's device_add fail as if QEMU refused
+// it (after the backends were added: the undo path); =crash ends qlaunch once the QMP commands
+// succeeded, before the state dir records them (change.json recovery).
+bool Fault(const char* what) {
+  const char* f = std::getenv("QLAUNCH_HOTPLUG_FAULT");
+  return f && std::string(f) == what;
+}
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// The host side of a tap or listening socket, made by the start's own parts on a definition
+// holding just this device; its fd comes back to pass to QEMU.
+struct HostDevice {
+  std::unique_ptr<DeviceHostPart> part;
+  OwnedFd fd;
+  json summary = json::object();
+};
+
+void MakeHostDevice(const qemu::AttachPlan& plan, const domain::DeviceFragment& f, const fs::path& dir,
+                    const StateDir& state, const QemuUser& user, HostDevice* out) {
+  if (plan.host_fd == qemu::AttachPlan::HostFd::kNone) return;
+  domain::DomainDef one;
+  one.file = f.file;
+  if (plan.host_fd == qemu::AttachPlan::HostFd::kTap) {
+    domain::Interface nic = f.devices.interfaces.at(0);
+    for (const auto& [k, v] : plan.record.props)
+      if (k == "mac") nic.mac = v;
+    one.devices.interfaces.push_back(nic);
+    out->part = MakeNetHost();
+  } else {
+    one.devices.chardevs = f.devices.chardevs;
+    out->part = MakeChardevHost();
+  }
+  DeviceHostContext ctx{&one, dir, state.root(), &user};
+  qemu::DeviceResources res;
+  FdNumbers fds;
+  out->part->Plan(ctx, &res, &fds);
+  out->part->Create(ctx, [&](int, int fd) { out->fd.Reset(::dup(fd)); });
+  if (out->fd.get() < 0) throw std::runtime_error("attach-device: no fd for the device's host side");
+  out->part->Summary(&out->summary);
+}
+
+}  // namespace
+
+json ToJson(const HotplugResult& r) {
+  json j = {{"element", r.element}, {"alias", r.id}, {"ms", r.ms}};
+  if (r.slot) {
+    char addr[64];
+    std::snprintf(addr, sizeof addr, "%s:%02x.%x", r.slot->bus.c_str(), r.slot->slot, r.slot->function);
+    j["pci"] = addr;
+  }
+  if (!r.tap.empty()) j["tap"] = r.tap;
+  if (!r.released) j["released"] = false;
+  return j;
+}
+
+HotplugResult AttachDevice(const StateDir& state, const std::string& name, const std::string& device_file,
+                           const HotplugOptions& opts) {
+  DomainSession s = OpenDomainSession(state, name, Verb::kAttachDevice, opts.qmp_timeout);
+  const fs::path dir = state.DomainDir(name);
+  Recover(state, dir, *s.qmp, opts.qmp_timeout);
+  RunningState st = LoadRunningState(dir);
+  const domain::DeviceFragment f = domain::ParseDeviceFile(device_file);
+  const std::string text = ReadSmallFile(device_file).value_or("");
+  const qemu::RunningDomain running{&st.def, st.records, st.node_index, (dir / "channel").string()};
+  const json argv = st.plan.value("argv", json::array());
+  if (argv.empty() || !argv[0].is_string()) throw std::runtime_error(dir.string() + "/plan.json names no emulator");
+  const qemu::QemuCaps caps = LoadCaps(argv[0].get<std::string>());
+  qemu::AttachPlan plan = qemu::PlanAttach(running, f, caps);
+  const QemuUser user = ResolveQemuUser(QemuUserName(dir), st.def);
+
+  // The host side: the image's owner, the tap or socket. Undone below on any failure.
+  HostDevice host;
+  bool labelled = false;
+  auto undo_host = [&] {
+    if (host.part) host.part->Undo();
+    host.fd.Reset(-1);
+    if (labelled) GiveBack(state, dir, plan.files, st.def);
+  };
+  std::vector<json> undo;
+  try {
+    if (!plan.files.empty()) {
+      labelled = true;
+      state.WithLock([&] { RelabelForQemu(DeviceLabelTargets(f), user, dir); });
+    }
+    MakeHostDevice(plan, f, dir, state, user, &host);
+  } catch (...) {
+    undo_host();
+    throw;
+  }
+  json host_nic;
+  if (!f.devices.interfaces.empty()) {
+    host_nic = host.summary.contains("interfaces") ? host.summary["interfaces"].at(0)
+                                                   : json{{"type", f.devices.interfaces[0].type},
+                                                          {"model", f.devices.interfaces[0].model},
+                                                          {"tap", ""},
+                                                          {"bridge", f.devices.interfaces[0].source_bridge}};
+    for (const auto& [k, v] : plan.record.props)
+      if (k == "mac") host_nic["mac"] = v;
+  }
+  for (const qemu::HotplugStep& step : plan.steps) undo.push_back(CallJson(step.undo));
+  std::string socket;
+  if (host.summary.contains("chardev_sockets")) socket = host.summary["chardev_sockets"].at(0);
+  WriteChange(dir, {{"op", "attach"}, {"id", plan.record.id}, {"xml", text}, {"record", qemu::ToJson(plan.record)},
+                    {"node_index", plan.node_index}, {"host_nic", host_nic}, {"undo", undo}, {"files", plan.files},
+                    {"socket", socket}});
+
+  const auto t0 = Clock::now();
+  size_t done = 0;
+  try {
+    for (const qemu::HotplugStep& step : plan.steps) {
+      if (step.call.execute == "device_add" && Fault("device_add"))
+        throw qemu::QmpError("fault injected at device_add (QLAUNCH_HOTPLUG_FAULT)");
+      if (step.call.pass_fd)
+        s.qmp->ExecuteWithFd(step.call.execute, step.call.arguments, host.fd.get(), opts.qmp_timeout);
+      else
+        s.qmp->Execute(step.call.execute, step.call.arguments, opts.qmp_timeout);
+      ++done;
+    }
+  } catch (const std::exception& e) {
+    for (size_t i = done; i-- > 0;) RunQuietly(*s.qmp, undo[i], opts.qmp_timeout);
+    undo_host();
+    ClearChange(dir);
+    throw std::runtime_error("attach-device " + name + ": QEMU refused " + plan.steps[done].call.execute + " of the <" +
+                             f.element + "> in " + device_file + ": " + e.what() + "; the domain is unchanged");
+  }
+  if (Fault("crash")) std::_Exit(9);
+  HotplugResult r;
+  r.ms = MsSince(t0);
+  r.element = f.element;
+  r.id = plan.record.id;
+  r.slot = plan.record.slot;
+  r.tap = host_nic.is_object() ? host_nic.value("tap", "") : "";
+  CommitAttach(&st, text, plan.record, plan.node_index, host_nic);
+  ClearChange(dir);
+  return r;
+}
+
+HotplugResult DetachDevice(const StateDir& state, const std::string& name, const std::string& device_file,
+                           const HotplugOptions& opts) {
+  DomainSession s = OpenDomainSession(state, name, Verb::kDetachDevice, opts.qmp_timeout);
+  const fs::path dir = state.DomainDir(name);
+  Recover(state, dir, *s.qmp, opts.qmp_timeout);
+  RunningState st = LoadRunningState(dir);
+  const domain::DeviceFragment f = domain::ParseDeviceFile(device_file);
+  const qemu::RunningDomain running{&st.def, st.records, st.node_index, (dir / "channel").string()};
+  const qemu::DetachPlan plan = qemu::PlanDetach(running, f);
+
+  // What the running element holds on the host: its image, its own socket.
+  std::vector<std::string> files;
+  std::string socket;
+  for (const domain::Disk& d : st.def.devices.disks)
+    if (d.line == plan.running_line && !d.source.empty()) files.push_back(d.source);
+  // A listening socket qlaunch made (QEMU was given its fd): the XML's path, or the channel dir's.
+  for (const domain::CharDev& c : st.def.devices.chardevs)
+    if (c.line == plan.running_line && c.kind == "channel" && c.type == "unix" && c.mode == "bind" &&
+        (!c.path.empty() || !c.target_name.empty()))
+      socket = c.path.empty() ? (dir / "channel" / c.target_name).string() : c.path;
+  json release = json::array();
+  for (const qemu::QmpCall& c : plan.release) release.push_back(CallJson(c));
+
+  const auto t0 = Clock::now();
+  HotplugResult r;
+  r.element = f.element;
+  r.id = plan.id;
+  const json change = {{"op", "detach"}, {"id", plan.id}, {"release", release}, {"files", files}, {"socket", socket}};
+  std::vector<json> pending = PendingDetaches(dir);
+  const bool asked_before = std::any_of(pending.begin(), pending.end(), [&](const json& p) { return p.value("id", "") == plan.id; });
+  if (!asked_before) {
+    WriteChange(dir, change);
+    try {
+      s.qmp->Execute("device_del", {{"id", plan.id}}, opts.qmp_timeout);
+    } catch (const std::exception& e) {
+      ClearChange(dir);
+      throw std::runtime_error("detach-device " + name + ": QEMU refused to remove " + plan.id + ": " + e.what() +
+                               "; the domain is unchanged");
+    }
+  }
+  const auto deadline = Clock::now() + opts.detach_wait;
+  bool deleted = false;
+  while (!deleted) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) break;
+    std::optional<json> ev = s.qmp->NextEvent(left);
+    if (!ev) break;
+    deleted = ev->value("event", "") == "DEVICE_DELETED" &&
+              ev->value("data", json::object()).value("device", "") == plan.id;
+  }
+  r.ms = MsSince(t0);
+  if (!deleted && DeviceExists(*s.qmp, plan.id, opts.qmp_timeout)) {
+    // The guest has not let go yet: it stays attached and recorded, its removal pending.
+    if (!asked_before) {
+      pending.push_back(change);
+      SetPendingDetaches(dir, pending);
+      ClearChange(dir);
+    }
+    r.released = false;
+    return r;
+  }
+  FinishDetach(state, dir, *s.qmp, change, opts.qmp_timeout);
+  std::erase_if(pending, [&](const json& p) { return p.value("id", "") == plan.id; });
+  SetPendingDetaches(dir, pending);
+  ClearChange(dir);
+  return r;
+}
+
+}  // namespace qlaunch::launcher

@@ -1,0 +1,234 @@
+#include "launcher/lifecycle/running_def.h"
+
+#include <libxml/tree.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "domain/parser.h"
+#include "domain/xml_doc.h"
+#include "domain/xml_node.h"
+#include "launcher/host/state_dir.h"
+
+namespace qlaunch::launcher {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct Element {
+  std::string name;
+  int line = 0;
+};
+
+xmlNode* DevicesOf(xmlDoc* doc) {
+  xmlNode* root = xmlDocGetRootElement(doc);
+  for (xmlNode* c = root ? root->children : nullptr; c; c = c->next)
+    if (c->type == XML_ELEMENT_NODE && domain::NodeName(c) == "devices") return c;
+  return nullptr;
+}
+
+std::vector<Element> DeviceElements(xmlDoc* doc) {
+  std::vector<Element> out;
+  xmlNode* devices = DevicesOf(doc);
+  for (xmlNode* c = devices ? devices->children : nullptr; c; c = c->next)
+    if (c->type == XML_ELEMENT_NODE) out.push_back({domain::NodeName(c), domain::NodeLine(c)});
+  return out;
+}
+
+std::string Serialize(xmlDoc* doc) {
+  xmlChar* buf = nullptr;
+  int size = 0;
+  xmlDocDumpMemory(doc, &buf, &size);
+  std::string out(reinterpret_cast<const char*>(buf), static_cast<size_t>(size));
+  xmlFree(buf);
+  return out;
+}
+
+// Records named by the elements `before` (by name and line) now name the same elements at
+// their lines in `after`; `after_index[i]` is where before[i] went (-1: removed).
+void Renumber(std::vector<qemu::DeviceRecord>* records, const std::vector<Element>& before,
+              const std::vector<Element>& after, const std::vector<int>& after_index) {
+  for (qemu::DeviceRecord& r : *records) {
+    if (r.line <= 0) continue;
+    for (size_t i = 0; i < before.size(); ++i) {
+      if (before[i].name != r.element || before[i].line != r.line) continue;
+      if (after_index[i] >= 0) r.line = after[static_cast<size_t>(after_index[i])].line;
+      break;
+    }
+  }
+}
+
+unsigned NodeIndexOf(const RunningState& st) {
+  if (st.plan.contains("node_index")) return st.plan["node_index"].get<unsigned>();
+  unsigned n = static_cast<unsigned>(st.def.devices.disks.size());
+  for (const qemu::DeviceRecord& r : st.records)
+    for (const auto& [k, v] : r.props)
+      if (k == "drive" && v.rfind("libvirt-", 0) == 0) {
+        try {
+          n = std::max(n, static_cast<unsigned>(std::stoul(v.substr(8))));
+        } catch (const std::exception&) {
+        }
+      }
+  return n;
+}
+
+void Save(RunningState* st, const std::string& xml) {
+  json plan = st->plan;
+  json devices = json::array();
+  for (const qemu::DeviceRecord& r : st->records) devices.push_back(qemu::ToJson(r));
+  plan["devices"] = std::move(devices);
+  plan["node_index"] = st->node_index;
+  // The XML first: records that name lines of a running.xml not yet written would be read
+  // against domain.xml. A crash between the writes is what change.json recovers.
+  AtomicWrite(st->dir / "running.xml", xml);
+  AtomicWrite(st->dir / "plan.json", plan.dump(2) + "\n");
+  AtomicWrite(st->dir / "devices.json", st->host.dump(2) + "\n");
+  st->xml = xml;
+  st->xml_file = (st->dir / "running.xml").string();
+  st->plan = std::move(plan);
+  st->def = domain::ParseDomainXml(xml, st->xml_file);
+}
+
+size_t InterfacePosition(const std::vector<Element>& elements, size_t index) {
+  size_t n = 0;
+  for (size_t i = 0; i < index; ++i) n += elements[i].name == "interface";
+  return n;
+}
+
+}  // namespace
+
+fs::path RunningXmlPath(const fs::path& domain_dir) {
+  std::error_code ec;
+  return fs::exists(domain_dir / "running.xml", ec) ? domain_dir / "running.xml" : domain_dir / "domain.xml";
+}
+
+RunningState LoadRunningState(const fs::path& domain_dir) {
+  RunningState st;
+  st.dir = domain_dir;
+  const fs::path xml_path = RunningXmlPath(domain_dir);
+  st.xml_file = xml_path.string();
+  std::optional<std::string> xml = ReadSmallFile(xml_path);
+  if (!xml) throw std::runtime_error("cannot read " + st.xml_file);
+  st.xml = *xml;
+  st.def = domain::ParseDomainXml(st.xml, st.xml_file);
+  st.plan = json::parse(ReadSmallFile(domain_dir / "plan.json").value_or(""), nullptr, false);
+  if (!st.plan.is_object() || !st.plan.contains("devices"))
+    throw std::runtime_error((domain_dir / "plan.json").string() +
+                             " records no devices (the domain was started by an older qlaunch); restart it to change its devices");
+  for (const json& r : st.plan["devices"]) st.records.push_back(qemu::DeviceRecordFromJson(r));
+  st.host = json::parse(ReadSmallFile(domain_dir / "devices.json").value_or("{}"), nullptr, false);
+  if (!st.host.is_object()) st.host = json::object();
+  st.node_index = NodeIndexOf(st);
+  return st;
+}
+
+void CommitAttach(RunningState* st, const std::string& element_xml, qemu::DeviceRecord record, unsigned node_index,
+                  const json& host_nic) {
+  domain::XmlDoc doc = domain::XmlDoc::Parse(st->xml, st->xml_file);
+  domain::XmlDoc fragment = domain::XmlDoc::Parse(element_xml, "device");
+  const std::vector<Element> before = DeviceElements(doc.MutableDoc());
+  xmlNode* devices = DevicesOf(doc.MutableDoc());
+  if (!devices) devices = xmlNewChild(xmlDocGetRootElement(doc.MutableDoc()), nullptr, BAD_CAST "devices", nullptr);
+  xmlNode* copy = xmlDocCopyNode(const_cast<xmlNode*>(fragment.Root()), doc.MutableDoc(), 1);
+  xmlNode* indent = xmlNewDocText(doc.MutableDoc(), BAD_CAST "\n    ");
+  xmlNode* last = devices->last;
+  if (last && last->type == XML_TEXT_NODE) {
+    xmlAddPrevSibling(last, indent);
+    xmlAddPrevSibling(last, copy);
+  } else {
+    xmlAddChild(devices, indent);
+    xmlAddChild(devices, copy);
+    xmlAddChild(devices, xmlNewDocText(doc.MutableDoc(), BAD_CAST "\n  "));
+  }
+  const std::string xml = Serialize(doc.MutableDoc());
+  domain::XmlDoc written = domain::XmlDoc::Parse(xml, st->xml_file);
+  const std::vector<Element> after = DeviceElements(written.MutableDoc());
+  std::vector<int> index(before.size());
+  for (size_t i = 0; i < before.size(); ++i) index[i] = static_cast<int>(i);
+  Renumber(&st->records, before, after, index);
+  record.line = after.back().line;
+  st->records.push_back(std::move(record));
+  st->node_index = node_index;
+  if (!host_nic.is_null()) {
+    if (!st->host.contains("interfaces")) st->host["interfaces"] = json::array();
+    st->host["interfaces"].push_back(host_nic);
+  }
+  Save(st, xml);
+}
+
+void CommitDetach(RunningState* st, const std::string& name, int line) {
+  domain::XmlDoc doc = domain::XmlDoc::Parse(st->xml, st->xml_file);
+  const std::vector<Element> before = DeviceElements(doc.MutableDoc());
+  xmlNode* devices = DevicesOf(doc.MutableDoc());
+  size_t gone = before.size();
+  size_t i = 0;
+  for (xmlNode* c = devices ? devices->children : nullptr; c; c = c->next) {
+    if (c->type != XML_ELEMENT_NODE) continue;
+    if (domain::NodeName(c) == name && domain::NodeLine(c) == line) {
+      gone = i;
+      if (c->prev && c->prev->type == XML_TEXT_NODE) {
+        xmlNode* ws = c->prev;
+        xmlUnlinkNode(ws);
+        xmlFreeNode(ws);
+      }
+      xmlUnlinkNode(c);
+      xmlFreeNode(c);
+      break;
+    }
+    ++i;
+  }
+  if (gone == before.size())
+    throw std::runtime_error(st->xml_file + ": no <" + name + "> at line " + std::to_string(line) + " to remove");
+  const std::string xml = Serialize(doc.MutableDoc());
+  domain::XmlDoc written = domain::XmlDoc::Parse(xml, st->xml_file);
+  const std::vector<Element> after = DeviceElements(written.MutableDoc());
+  std::vector<int> index(before.size());
+  for (size_t k = 0; k < before.size(); ++k) index[k] = k == gone ? -1 : static_cast<int>(k < gone ? k : k - 1);
+  std::erase_if(st->records, [&](const qemu::DeviceRecord& r) { return r.element == name && r.line == line; });
+  Renumber(&st->records, before, after, index);
+  if (name == "interface" && st->host.contains("interfaces")) {
+    json& nics = st->host["interfaces"];
+    const size_t pos = InterfacePosition(before, gone);
+    if (nics.is_array() && pos < nics.size()) nics.erase(pos);
+  }
+  Save(st, xml);
+}
+
+void WriteChange(const fs::path& domain_dir, const json& change) {
+  AtomicWrite(domain_dir / "change.json", change.dump(2) + "\n");
+}
+
+std::optional<json> ReadChange(const fs::path& domain_dir) {
+  std::optional<std::string> text = ReadSmallFile(domain_dir / "change.json");
+  if (!text) return std::nullopt;
+  json j = json::parse(*text, nullptr, false);
+  if (!j.is_object()) return std::nullopt;
+  return j;
+}
+
+void ClearChange(const fs::path& domain_dir) {
+  std::error_code ec;
+  fs::remove(domain_dir / "change.json", ec);
+}
+
+std::vector<json> PendingDetaches(const fs::path& domain_dir) {
+  std::vector<json> out;
+  json j = json::parse(ReadSmallFile(domain_dir / "detaching.json").value_or("[]"), nullptr, false);
+  if (j.is_array())
+    for (json& e : j)
+      if (e.is_object()) out.push_back(std::move(e));
+  return out;
+}
+
+void SetPendingDetaches(const fs::path& domain_dir, const std::vector<json>& pending) {
+  std::error_code ec;
+  if (pending.empty()) {
+    fs::remove(domain_dir / "detaching.json", ec);
+    return;
+  }
+  AtomicWrite(domain_dir / "detaching.json", json(pending).dump(2) + "\n");
+}
+
+}  // namespace qlaunch::launcher

@@ -1,0 +1,145 @@
+// The running definition through attaches and detaches: the element lands in running.xml (the
+// XML as given stays), every record keeps naming its own element by line, and the live XML
+// shows the device with its alias and address.
+#include "launcher/lifecycle/running_def.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "domain/parser.h"
+#include "launcher/host/state_dir.h"
+#include "launcher/lifecycle/live_xml.h"
+#include "qemu_cmd/device_plan.h"
+#include "support/plan_fixtures.h"
+#include "support/slurp.h"
+#include "support/temp_dir.h"
+
+namespace qlaunch::launcher {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr const char* kXml = R"(<domain type='qemu'>
+  <name>d</name>
+  <memory unit='MiB'>128</memory>
+  <os><type machine='q35'>hvm</type></os>
+  <devices>
+    <controller type='pci' index='1' model='pcie-root-port'/>
+    <controller type='pci' index='2' model='pcie-root-port'/>
+    <disk type='file'><source file='/i/a.raw'/><target dev='vda' bus='virtio'/></disk>
+    <interface type='user'><mac address='52:54:00:00:00:01'/></interface>
+    <disk type='file'><source file='/i/b.raw'/><target dev='vdb' bus='virtio'/></disk>
+  </devices>
+</domain>
+)";
+
+// A state dir as `qlaunch start` leaves it: domain.xml, plan.json with the device records.
+void WriteStarted(const fs::path& dir) {
+  AtomicWrite(dir / "domain.xml", kXml);
+  const domain::DomainDef def = domain::ParseDomainXml(kXml, (dir / "domain.xml").string());
+  static const qemu::QemuCaps caps = testing::Caps72();
+  qemu::PlanOptions opts;
+  qemu::DeviceContext ctx{&def, &caps, &opts, true};
+  json devices = json::array();
+  for (const qemu::PlannedDevice& d : qemu::PlanDevices(ctx))
+    devices.push_back(qemu::ToJson(qemu::DeviceRecord{d.element, d.line, d.family, d.driver, d.id, d.props, d.slot}));
+  AtomicWrite(dir / "plan.json", json({{"argv", {"qemu"}}, {"devices", devices}}).dump());
+  AtomicWrite(dir / "devices.json", json({{"interfaces", {{{"type", "user"}, {"tap", ""}}}}}).dump());
+}
+
+const qemu::DeviceRecord* ById(const RunningState& st, const std::string& id) {
+  for (const qemu::DeviceRecord& r : st.records)
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
+std::string Live(const RunningState& st) {
+  LiveXmlInput in;
+  in.domain_xml = st.xml;
+  in.file = st.xml_file;
+  in.plan = st.plan;
+  in.devices = st.host;
+  return LiveDomainXml(in);
+}
+
+TEST(RunningDef, BeforeAnyChangeItIsTheXmlAsGiven) {
+  testing::TempDir tmp;
+  WriteStarted(tmp.path);
+  const RunningState st = LoadRunningState(tmp.path);
+  EXPECT_EQ(st.xml, kXml);
+  EXPECT_EQ(st.xml_file, (tmp.path / "domain.xml").string());
+  EXPECT_EQ(st.node_index, 2u);  // libvirt-1 and libvirt-2 are taken
+  ASSERT_NE(ById(st, "virtio-disk1"), nullptr);
+  EXPECT_EQ(ById(st, "virtio-disk1")->line, 10);
+}
+
+TEST(RunningDef, AttachThenDetachKeepsEveryRecordOnItsElement) {
+  testing::TempDir tmp;
+  WriteStarted(tmp.path);
+  RunningState st = LoadRunningState(tmp.path);
+  qemu::DeviceRecord rec{"disk", 1, "disk", "virtio-blk-pci", "virtio-disk2", {{"drive", "libvirt-3-format"}},
+                         qemu::PciSlot{"pci.3", 0, 0, false}};
+  CommitAttach(&st, "<disk type='file'>\n  <source file='/i/c.raw'/>\n  <target dev='vdc' bus='virtio'/>\n</disk>\n", rec,
+               3, json());
+  EXPECT_EQ(testing::Slurp(tmp.path / "domain.xml"), kXml);  // as given, for dumpxml --inactive
+  RunningState again = LoadRunningState(tmp.path);
+  EXPECT_EQ(again.xml_file, (tmp.path / "running.xml").string());
+  EXPECT_EQ(again.node_index, 3u);
+  ASSERT_EQ(again.def.devices.disks.size(), 3u);
+  const qemu::DeviceRecord* added = ById(again, "virtio-disk2");
+  ASSERT_NE(added, nullptr);
+  bool on_its_element = false;
+  for (const domain::Disk& d : again.def.devices.disks) on_its_element |= d.target_dev == "vdc" && d.line == added->line;
+  EXPECT_TRUE(on_its_element) << again.xml;
+  std::string live = Live(again);
+  EXPECT_NE(live.find("<alias name=\"virtio-disk2\"/>"), std::string::npos) << live;
+
+  // Detach vda (the first disk): everything after it moves up a line or more, records follow.
+  int vda_line = 0;
+  for (const domain::Disk& d : again.def.devices.disks)
+    if (d.target_dev == "vda") vda_line = d.line;
+  CommitDetach(&again, "disk", vda_line);
+  RunningState after = LoadRunningState(tmp.path);
+  EXPECT_EQ(ById(after, "virtio-disk0"), nullptr);
+  ASSERT_EQ(after.def.devices.disks.size(), 2u);
+  for (const domain::Disk& d : after.def.devices.disks) {
+    const qemu::DeviceRecord* r = ById(after, d.target_dev == "vdb" ? "virtio-disk1" : "virtio-disk2");
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->line, d.line) << d.target_dev << "\n" << after.xml;
+  }
+  const qemu::DeviceRecord* nic = ById(after, "net0");
+  ASSERT_NE(nic, nullptr);
+  EXPECT_EQ(nic->line, after.def.devices.interfaces.at(0).line);
+  live = Live(after);
+  EXPECT_EQ(live.find("virtio-disk0"), std::string::npos) << live;
+  EXPECT_NE(live.find("<alias name=\"net0\"/>"), std::string::npos) << live;
+  EXPECT_NE(live.find("<alias name=\"virtio-disk1\"/>"), std::string::npos) << live;
+}
+
+TEST(RunningDef, InterfacesKeepTheirHostSideInOrder) {
+  testing::TempDir tmp;
+  WriteStarted(tmp.path);
+  RunningState st = LoadRunningState(tmp.path);
+  CommitAttach(&st, "<interface type='user'/>", {"interface", 1, "net", "e1000", "net1", {{"mac", "52:54:00:00:00:02"}}, {}},
+               st.node_index, json({{"type", "user"}, {"tap", "t1"}, {"mac", "52:54:00:00:00:02"}}));
+  EXPECT_EQ(LoadRunningState(tmp.path).host["interfaces"].size(), 2u);
+  CommitDetach(&st, "interface", st.def.devices.interfaces.at(0).line);
+  const RunningState after = LoadRunningState(tmp.path);
+  ASSERT_EQ(after.host["interfaces"].size(), 1u);
+  EXPECT_EQ(after.host["interfaces"][0]["tap"], "t1");
+}
+
+TEST(RunningDef, ChangeJournal) {
+  testing::TempDir tmp;
+  EXPECT_FALSE(ReadChange(tmp.path));
+  WriteChange(tmp.path, {{"op", "attach"}, {"id", "net3"}});
+  ASSERT_TRUE(ReadChange(tmp.path));
+  EXPECT_EQ((*ReadChange(tmp.path))["id"], "net3");
+  ClearChange(tmp.path);
+  EXPECT_FALSE(ReadChange(tmp.path));
+}
+
+}  // namespace
+}  // namespace qlaunch::launcher

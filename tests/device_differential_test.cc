@@ -27,6 +27,7 @@
 #include "support/hugepages.h"
 #include "support/launch_env.h"
 #include "support/libvirt.h"
+#include "support/device_facts.h"
 #include "support/qmp_facts.h"
 #include "support/gtest_name.h"
 #include "support/slurp.h"
@@ -52,28 +53,6 @@ std::string DomainName(const std::string& xml) {
   std::smatch m;
   std::regex_search(xml, m, std::regex("<name>([^<]+)</name>"));
   return m[1];
-}
-
-// Asks one QEMU a question: (command, hmp) -> the HMP text, or the JSON "return" value (a QMP
-// error comes back as {"error": "..."}).
-using Monitor = std::function<std::string(const std::string& command, bool hmp)>;
-
-// `virsh qemu-monitor-command` and `qlaunch qemu-monitor-command` take the same arguments.
-Monitor MonitorOf(const std::string& name, std::function<RunResult(const std::vector<std::string>&)> run) {
-  return [name, run](const std::string& command, bool hmp) {
-    std::vector<std::string> args = {"qemu-monitor-command", name};
-    if (hmp) args.push_back("--hmp");
-    args.push_back(command);
-    return run(args).out;
-  };
-}
-
-json Qmp(const Monitor& ask, const std::string& command) {
-  std::string out = ask("{\"execute\":\"" + command + "\"}", false);
-  json reply = json::parse(out, nullptr, false);
-  if (reply.is_discarded()) return {{"error", out}};
-  if (reply.contains("return")) return reply["return"];
-  return {{"error", reply.dump()}};
 }
 
 // The corpus's bridge and named tap (pc-bridge-ethernet-user.xml).
@@ -106,48 +85,10 @@ class TestBridge {
   bool made_ = false;
 };
 
-// The facts, and under "errors" every question the monitor answered with an error (HMP:
-// "unknown command" or "Error: ..."; QMP: an error object), or whose answer a parser could not read.
+// The facts (support/device_facts.h) and what the host has of the domain's taps.
 json Facts(const Monitor& ask) {
-  json f, errors = json::array();
-  auto hmp = [&](const std::string& command) {
-    std::string out = ask(command, true);
-    if (out.find("unknown command") != std::string::npos || out.rfind("Error", 0) == 0)
-      errors.push_back(command + ": " + out);
-    return out;
-  };
-  auto qmp = [&](const std::string& command) {
-    json r = Qmp(ask, command);
-    if (r.is_object() && r.contains("error")) errors.push_back(command + ": " + r["error"].dump());
-    return r;
-  };
-  auto fact = [&](const char* name, const std::function<json()>& read) {
-    try {
-      f[name] = read();
-    } catch (const std::exception& e) {
-      errors.push_back(std::string(name) + ": " + e.what());
-      f[name] = "unreadable";
-    }
-  };
-  fact("qtree", [&] { return json(QtreeDeviceTypes(hmp("info qtree"))); });
-  fact("block", [&] { return BlockFacts(qmp("query-block")); });
-  fact("chardev", [&] { return ChardevFacts(qmp("query-chardev")); });
-  fact("network", [&] { return NetworkFacts(hmp("info network")); });
-  fact("usb", [&] { return UsbFacts(hmp("info usb")); });
-  fact("vnc", [&] { return DisplayFacts(qmp("query-vnc")); });
-  fact("spice", [&] { return DisplayFacts(qmp("query-spice")); });
-  fact("balloon", [&] {
-    // Without a balloon device QEMU answers query-balloon with an error: that one is a fact.
-    json balloon = Qmp(ask, "query-balloon");
-    return balloon.contains("actual") ? balloon["actual"] : json("none");
-  });
-  fact("vcpus", [&] {
-    json cpus = qmp("query-cpus-fast");
-    return cpus.is_array() ? json(cpus.size()) : json("unreadable");
-  });
-  fact("memdev", [&] { return MemdevFacts(qmp("query-memdev")); });
+  json f = DeviceFacts(ask);
   f["host_taps"] = HostTaps();
-  f["errors"] = errors;
   return f;
 }
 

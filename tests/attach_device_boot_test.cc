@@ -60,6 +60,8 @@ TEST_F(AttachDeviceBootTest, TheGuestSeesTheAttachedDiskAndNicAndLetsThemGo) {
                         "    <controller type='pci' index='1' model='pcie-root-port'/>\n"
                         "    <controller type='pci' index='2' model='pcie-root-port'/>\n"
                         "    <controller type='pci' index='3' model='pcie-root-port'/>\n"
+                        "    <controller type='pci' index='4' model='pcie-root-port'/>\n"
+                        "    <controller type='usb' model='none'/>\n"
                         "    <disk type='file' device='disk'><driver name='qemu' type='raw'/>\n"
                         "      <source file='" << boot.string() << "'/><target dev='vda' bus='virtio'/></disk>\n"
                         "    <serial type='file'><source path='" << serial.string() << "'/></serial>\n"
@@ -73,7 +75,7 @@ TEST_F(AttachDeviceBootTest, TheGuestSeesTheAttachedDiskAndNicAndLetsThemGo) {
   ASSERT_EQ(started.exit_code, 0) << started.Describe();
   // The console's last report line of a kind, waiting until `want` matches it.
   auto wait_for = [&](const std::string& kind, const std::string& want, std::chrono::seconds limit) {
-    const std::regex re("QLAUNCH-HOTPLUG: " + kind + "([^\n]*)\n");
+    const std::regex re("QLAUNCH-HOTPLUG: " + kind + "([^\r\n]*)\r?\n");
     std::string last;
     for (auto end = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < end;) {
       std::ifstream log(serial);

@@ -84,8 +84,8 @@ std::optional<Disk> ParseDisk(ParseContext& ctx, const xmlNode* node) {
   if (!target) ctx.Fail(node, "missing <target> in disk");
   disk.target_dev = RequiredAttr(ctx, target, "dev");
   disk.target_bus = NodeAttr(target, "bus").value_or(InferDiskBus(disk.target_dev));
-  if (Classify(ctx, target, "disk bus", disk.target_bus, {"virtio", "ide", "sata", "scsi"},
-               {"fdc", "usb", "xen", "uml", "sd", "none"}) == Support::kNo)
+  if (Classify(ctx, target, "disk bus", disk.target_bus, {"virtio", "ide", "sata", "scsi", "usb"},
+               {"fdc", "xen", "uml", "sd", "none"}) == Support::kNo)
     return std::nullopt;
   disk.address = ParseAddress(ctx, node);
   // The target name: libvirt derives the alias (virtio) and the drive address from it.

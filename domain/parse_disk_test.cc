@@ -110,7 +110,7 @@ TEST(ParseDisk, UnsupportedValuesSkipTheDisk) {
            {"<disk type='network'><target dev='vda'/></disk>", "disk type 'network' not supported"},
            {"<disk device='floppy'><source file='/f'/><target dev='fda'/></disk>", "disk device 'floppy'"},
            {"<disk device='lun'><source file='/f'/><target dev='sda'/></disk>", "disk device 'lun'"},
-           {"<disk><source file='/f'/><target dev='sda' bus='usb'/></disk>", "disk bus 'usb'"},
+           {"<disk><source file='/f'/><target dev='fda' bus='fdc'/></disk>", "disk bus 'fdc'"},
            {"<disk><source file='/f'/><target dev='xvda'/></disk>", "disk bus 'xen'"},
            {"<disk><driver name='qemu' type='vmdk'/><source file='/f'/><target dev='vda'/></disk>",
             "disk format 'vmdk'"},

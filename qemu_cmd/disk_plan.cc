@@ -3,6 +3,7 @@
 // -device that names the format node. An empty cdrom is a frontend without drive=.
 #include "qemu_cmd/disk_plan.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -10,6 +11,7 @@
 
 #include "qemu_cmd/boot_order.h"
 #include "qemu_cmd/device_plan.h"
+#include "qemu_cmd/graphics_plan.h"
 #include "qemu_cmd/plan_diagnostic.h"
 
 namespace qlaunch::qemu {
@@ -94,8 +96,8 @@ bool ScsiControllerIsLsi(const DomainDef& def, unsigned index) {
   return true;
 }
 
-// The frontend: driver, id, bus and the bus address properties.
-void SetFrontend(const DeviceContext& ctx, const Disk& d, PlannedDevice* p) {
+// The frontend: driver, id, bus and the bus address properties (`usb`: the port of a usb disk).
+void SetFrontend(const DeviceContext& ctx, const Disk& d, const UsbPort* usb, PlannedDevice* p) {
   const DomainDef& def = *ctx.def;
   const bool cdrom = d.device == "cdrom";
   auto prop = [&](std::string key, std::string value) { p->props.emplace_back(std::move(key), std::move(value)); };
@@ -106,6 +108,15 @@ void SetFrontend(const DeviceContext& ctx, const Disk& d, PlannedDevice* p) {
     p->pci = true;
     p->rank = PciRank::kDisk;
     p->address = d.address;
+    return;
+  }
+  if (d.target_bus == "usb") {
+    // libvirt 9.0: usb-storage on the port the USB assignment gave it (qemu_cmd/input_plan.cc).
+    if (cdrom) Fail(def, d, "a cdrom on the usb bus is not supported by qlaunch (use bus='sata' or 'scsi')");
+    p->driver = "usb-storage";
+    p->id = "usb-disk" + std::to_string(domain::DiskNameToIndex(d.target_dev));
+    prop("bus", usb->bus);
+    prop("port", usb->port);
     return;
   }
   const DriveAddress a = *DiskDriveAddress(d);
@@ -226,6 +237,9 @@ void PlanDiskDevices(const DeviceContext& ctx, std::vector<PlannedDevice>* out) 
   const DomainDef& def = *ctx.def;
   CheckUnique(def);
   const BootIndexes boot = PlanBootIndexes(def);
+  UsbPorts usb;
+  if (std::any_of(def.devices.disks.begin(), def.devices.disks.end(), [](const Disk& d) { return d.target_bus == "usb"; }))
+    usb = AssignUsbPorts(ctx);
   for (size_t i = 0; i < def.devices.disks.size(); ++i) {
     const Disk& d = def.devices.disks[i];
     const std::optional<CacheMode> cache = CacheOf(d);
@@ -242,12 +256,14 @@ void PlanDiskDevices(const DeviceContext& ctx, std::vector<PlannedDevice>* out) 
     p.line = d.line;
     const std::string node = DiskNodeName(def, i);
     if (!d.source.empty()) AddBlockdevs(def, d, node, &p);
-    SetFrontend(ctx, d, &p);
+    auto port = usb.disks.find(i);
+    SetFrontend(ctx, d, port == usb.disks.end() ? nullptr : &port->second, &p);
     if (d.shareable) p.props.emplace_back("share-rw", "on");
     if (!d.source.empty()) p.props.emplace_back("drive", node + "-format");
     if (auto it = boot.disks.find(i); it != boot.disks.end()) p.props.emplace_back("bootindex", Str(it->second));
     if (cache) p.props.emplace_back("write-cache", cache->write_cache ? "on" : "off");
     if (!d.serial.empty()) p.props.emplace_back("serial", SerialOf(def, d));
+    if (d.target_bus == "usb") p.props.emplace_back("removable", "off");
     out->push_back(std::move(p));
   }
 }

@@ -182,6 +182,19 @@ TEST(PlanDiskDevices, AsLibvirtRendersThem) {
 }
 
 // A virtio-scsi controller addresses by channel, scsi-id and lun (and its ids have 4 parts).
+// `virsh domxml-to-native` (libvirt 9.0) of a usb disk beside a usb tablet on q35:
+// {"driver":"usb-storage","bus":"usb.0","port":"1","drive":"libvirt-1-format","id":"usb-disk1",
+//  "bootindex":1,"removable":false}; the tablet then gets port 2.
+TEST(PlanDiskDevices, UsbDiskOnTheFirstUsbPort) {
+  const domain::DomainDef def = Parse("q35", DiskXml("disk", "sdb", "usb") + "<input type='tablet' bus='usb'/>",
+                                      "<boot dev='hd'/>");
+  const std::vector<std::string> argv = Plan(def);
+  ASSERT_EQ(argv.size(), 6u) << Joined(argv);
+  EXPECT_EQ(argv[5], "usb-storage,id=usb-disk1,bus=usb.0,port=1,drive=libvirt-1-format,bootindex=1,removable=off");
+  const domain::DomainDef cd = Parse("q35", DiskXml("cdrom", "sdb", "usb"));
+  EXPECT_THROW(Plan(cd), DiagnosticError);
+}
+
 TEST(PlanDiskDevices, ScsiOnVirtioScsi) {
   Row r =
       {"scsi on virtio-scsi: channel, scsi-id, lun", "q35",

@@ -109,6 +109,29 @@ void CheckController(const RunningDomain& running, const DomainDef& def, int lin
                                  "' for this device (qlaunch does not add controllers to a running domain)");
 }
 
+// The USB devices keep the ports they run on: each gets its recorded port as an explicit
+// address, so the USB assignment gives a new device the first port still free, as libvirt's
+// hot-plug does (the start's order would give it the first port of all).
+void PinUsbPorts(const RunningDomain& running, DomainDef* def) {
+  auto pin = [&](const DeviceRecord& r, domain::DeviceAddress* a) {
+    const std::string* bus = Prop(r, "bus");
+    const std::string* port = Prop(r, "port");
+    if (!bus || !port || bus->rfind("usb", 0) != 0) return;
+    a->type = "usb";
+    a->usb_port = *port;
+    const std::string digits = bus->substr(3, bus->find('.') - 3);
+    a->drive_bus = digits.empty() ? 0u : static_cast<unsigned>(std::stoul(digits));
+  };
+  for (const DeviceRecord& r : running.devices) {
+    for (domain::Disk& d : def->devices.disks)
+      if (r.element == "disk" && d.line == r.line) pin(r, &d.address);
+    for (domain::Input& in : def->devices.inputs)
+      if (r.element == "input" && in.line == r.line) pin(r, &in.address);
+    for (domain::RedirDev& rd : def->devices.redirdevs)
+      if (r.element == "redirdev" && rd.line == r.line) pin(r, &rd.address);
+  }
+}
+
 }  // namespace
 
 AttachPlan PlanAttach(const RunningDomain& running, const DeviceFragment& fragment, const QemuCaps& caps) {
@@ -137,6 +160,7 @@ AttachPlan PlanAttach(const RunningDomain& running, const DeviceFragment& fragme
                                      (d.source.empty() ? std::string() : " (" + d.source + ")"));
     if (std::optional<DriveAddress> a = DiskDriveAddress(disk); a && disk.target_bus == "scsi")
       CheckController(running, def, line, element, "scsi" + std::to_string(a->controller), "scsi");
+    if (disk.target_bus == "usb") PinUsbPorts(running, &def);
     def.devices.disks.push_back(disk);  // last: planned last, node name libvirt-1 (renamed below)
     PlanDiskDevices(ctx, &planned);
     names["libvirt-1"] = "libvirt-" + std::to_string(++plan.node_index);

@@ -113,6 +113,20 @@ TEST(PlanAttach, ScsiDiskOnTheRunningController) {
   EXPECT_EQ(Prop(p.record, "drive"), "libvirt-1-format");
 }
 
+// At start a usb disk takes port 1 before the tablet; attached later it takes the first port
+// the running devices leave free (libvirt's hot-plug), and the tablet keeps its port.
+TEST(PlanAttach, UsbDiskOnTheFirstFreePort) {
+  const Running r = Start("q35", std::string(kRootPorts) + "<controller type='usb' index='0' model='qemu-xhci'/>"
+                                     "<input type='tablet' bus='usb'/>");
+  const AttachPlan p = Attach(r, "<disk type='file'><source file='/i/u.raw'/><target dev='sdb' bus='usb'/></disk>");
+  EXPECT_EQ(p.record.driver, "usb-storage");
+  EXPECT_EQ(p.record.id, "usb-disk1");
+  EXPECT_EQ(Prop(p.record, "bus"), "usb.0");
+  EXPECT_EQ(Prop(p.record, "port"), "2");
+  EXPECT_EQ(Prop(p.record, "removable"), "off");
+  EXPECT_FALSE(p.record.slot);
+}
+
 TEST(PlanAttach, EmptyCdromIsADeviceAlone) {
   const Running r = Start("q35", kRootPorts);
   const AttachPlan p = Attach(r, "<disk type='file' device='cdrom'><target dev='sdc' bus='sata'/></disk>");

@@ -29,6 +29,8 @@ void AddDominfoCommand(CLI::App& app, CommandAction* action);
 void AddDumpxmlCommand(CLI::App& app, CommandAction* action);     // cmd_dumpxml.cc
 void AddDomblklistCommand(CLI::App& app, CommandAction* action);  // cmd_domblklist.cc
 void AddDomiflistCommand(CLI::App& app, CommandAction* action);   // cmd_domiflist.cc
+void AddDomstatsCommand(CLI::App& app, CommandAction* action);    // cmd_domstats.cc
+void AddDomifaddrCommand(CLI::App& app, CommandAction* action);   // cmd_domifaddr.cc
 void AddRunCommand(CLI::App& app, CommandAction* action);
 void AddConsoleCommand(CLI::App& app, CommandAction* action);
 void AddBenchCommand(CLI::App& app, CommandAction* action);

@@ -7,15 +7,11 @@
 
 #include "launcher/cli/command.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/dom_ifaddr.h"
-#include "launcher/lifecycle/domain_xml.h"
-#include "launcher/lifecycle/guest_agent.h"
+#include "launcher/lifecycle/dom_ifaddr_read.h"
 
 namespace qlaunch::launcher {
 
 namespace {
-
-constexpr std::chrono::milliseconds kSyncTimeout{5000}, kCommandTimeout{10000};
 
 struct Options {
   std::string name, source = "lease", interface;
@@ -23,33 +19,17 @@ struct Options {
   bool json = false;
 };
 
-std::vector<IfAddrRow> FromAgent(const std::string& name, const std::string& live, const std::string& file) {
-  const std::string socket = GuestAgentSocket(live, file);
-  if (socket.empty())
-    throw std::runtime_error("domain " + name + " has no guest agent channel (a <channel type='unix'> with <target "
-                             "type='virtio' name='" + kGuestAgentChannel + "'/>)");
-  try {
-    return AgentInterfaces(GuestAgentCommand(socket, "guest-network-get-interfaces", kSyncTimeout, kCommandTimeout));
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error("domain " + name + ": " + e.what());
-  }
-}
-
 int Run(const Options& o) {
   StateDir state;
-  const std::string live = LiveDomainXmlOf(state, o.name, Verb::kDomifaddr);
-  const std::string file = (state.DomainDir(o.name) / "domain.xml").string();
   std::vector<IfAddrRow> rows;
   if (o.source == "agent") {
-    rows = FromAgent(o.name, live, file);
+    rows = ReadAgentAddresses(state, o.name);
   } else {
-    try {
-      rows = UserNetworkLeases(LeaseNics(live, file));
-    } catch (const std::runtime_error& e) {
-      throw std::runtime_error("domain " + o.name + " has " + e.what());
-    }
-    std::fputs("note: QEMU's user network reports no leases; these are the address its DHCP server gives the "
-               "guest's NIC\n",
+    rows = ReadLeaseAddresses(state, o.name);
+    std::fputs(rows.empty() ? "note: --source lease lists the addresses of <interface type='user'> NICs only (QEMU's "
+                              "DHCP server); this domain has none: try --source agent\n"
+                            : "note: QEMU's user network reports no leases: the addresses are those its DHCP server "
+                              "gives the guest's NIC\n",
                stderr);
   }
   if (!o.interface.empty()) std::erase_if(rows, [&](const IfAddrRow& r) { return r.name != o.interface; });

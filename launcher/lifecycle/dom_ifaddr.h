@@ -9,8 +9,9 @@
 // passes -netdev user without net= or dhcpstart=), whose DHCP server gives its one client, the
 // guest's NIC, the first address of its pool: 10.0.2.15/24. So lease rows are that address for
 // each user NIC, marked as what QEMU's DHCP server hands out, not as a lease it reported.
-// Other NICs (bridge, ethernet) are left out, as libvirt leaves out NICs not on its networks;
-// a domain with no user NIC is an error naming --source agent.
+// Other NICs (bridge, ethernet) are left out, as libvirt leaves out NICs not on its networks
+// (libvirt 9.0 prints an empty table for a domain with user NICs only; so does qlaunch for a
+// domain without user NICs, with a note on stderr naming --source agent).
 #pragma once
 
 #include <string>
@@ -45,7 +46,7 @@ std::vector<LeaseNic> LeaseNics(const std::string& live_xml, const std::string& 
 
 // As virsh prints it: " Name       MAC address          Protocol     Address", 79 dashes, then
 // one line per address (the interface's name and MAC on its first only, unless full), "N/A" for
-// an interface without addresses.
+// an interface without addresses, then an empty line.
 std::string IfAddrTable(const std::vector<IfAddrRow>& rows, bool full = false);
 // [{"name","mac" (null when unknown),"addresses":[{"protocol","address","prefix"}]}]
 nlohmann::json ToJson(const std::vector<IfAddrRow>& rows);

@@ -1,6 +1,8 @@
 #include "launcher/lifecycle/dom_stats.h"
 
+#include <cstdint>
 #include <stdexcept>
+#include <tuple>
 
 #include "domain/xml_doc.h"
 #include "domain/xml_node.h"
@@ -58,6 +60,47 @@ const json* EntryOf(const json& list, const std::string& alias) {
   return nullptr;
 }
 
+// The guest's statistics as libvirt's qemuMonitorJSONGetMemoryStats collects them, in its order
+// (KiB where QEMU gives bytes); QEMU reports -1 (as 2^64-1) for what the guest has not sent.
+void AddGuestMemoryStats(const DomStatsInput& in, std::vector<StatField>& out) {
+  const json& g = in.guest_stats;
+  const json stats = g.is_object() && g.contains("stats") ? g["stats"] : json::object();
+  auto add = [&](const json& obj, const char* qemu, const char* name, uint64_t divisor) {
+    if (!obj.contains(qemu) || !obj[qemu].is_number()) return;
+    if (obj[qemu].is_number_integer() && obj[qemu].get<int64_t>() < 0) return;
+    const uint64_t v = obj[qemu].get<uint64_t>();
+    if (v == UINT64_MAX) return;
+    out.push_back({std::string("balloon.") + name, v / divisor});
+  };
+  if (g.is_object()) {
+    for (const auto& [qemu, name, divisor] :
+         {std::tuple{"stat-swap-in", "swap_in", 1024}, {"stat-swap-out", "swap_out", 1024},
+          {"stat-major-faults", "major_fault", 1}, {"stat-minor-faults", "minor_fault", 1},
+          {"stat-free-memory", "unused", 1024}, {"stat-total-memory", "available", 1024},
+          {"stat-available-memory", "usable", 1024}})
+      add(stats, qemu, name, divisor);
+    add(g, "last-update", "last-update", 1);
+    for (const auto& [qemu, name, divisor] :
+         {std::tuple{"stat-disk-caches", "disk_caches", 1024}, {"stat-htlb-pgalloc", "hugetlb_pgalloc", 1},
+          {"stat-htlb-pgfail", "hugetlb_pgfail", 1}})
+      add(stats, qemu, name, divisor);
+  }
+  if (in.rss_kib) out.push_back({"balloon.rss", *in.rss_kib});
+}
+
+// libvirt's index of the disk's image in its backing chain: N of the node "libvirt-N-format".
+std::optional<uint64_t> BackingIndex(const json& block_entry) {
+  if (!block_entry.contains("inserted")) return std::nullopt;
+  const std::string node = block_entry["inserted"].value("node-name", "");
+  const std::string pre = "libvirt-", post = "-format";
+  if (node.size() <= pre.size() + post.size() || node.rfind(pre, 0) != 0 ||
+      node.compare(node.size() - post.size(), post.size(), post) != 0)
+    return std::nullopt;
+  const std::string n = node.substr(pre.size(), node.size() - pre.size() - post.size());
+  if (n.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return std::stoull(n);
+}
+
 void AddVcpus(const DomStatsInput& in, std::vector<StatField>& out) {
   out.push_back({"vcpu.current", in.vcpus_current});
   out.push_back({"vcpu.maximum", in.vcpus_max});
@@ -96,6 +139,9 @@ void AddBlocks(const DomStatsInput& in, std::vector<StatField>& out) {
     const std::string p = "block." + std::to_string(i) + ".";
     out.push_back({p + "name", d.target});
     if (!d.source.empty()) out.push_back({p + "path", d.source});
+    const json* b = EntryOf(in.block, d.alias);
+    if (b)
+      if (auto index = BackingIndex(*b)) out.push_back({p + "backingIndex", *index});
     const json* st = EntryOf(in.blockstats, d.alias);
     if (st) {
       const json& s = Member(*st, "stats", "query-blockstats");
@@ -109,7 +155,6 @@ void AddBlocks(const DomStatsInput& in, std::vector<StatField>& out) {
       if (parent.is_object() && parent.contains("stats") && parent["stats"].contains("wr_highest_offset"))
         out.push_back({p + "allocation", Number(parent["stats"], "wr_highest_offset", "query-blockstats")});
     }
-    const json* b = EntryOf(in.block, d.alias);
     if (b && b->contains("inserted") && b->at("inserted").contains("image")) {
       const json& image = b->at("inserted").at("image");
       const uint64_t capacity = Number(image, "virtual-size", "query-block");
@@ -145,6 +190,7 @@ std::vector<StatField> DomStats(const DomStatsInput& in) {
   out.push_back({"balloon.current",
                  in.balloon.is_null() ? in.memory_kib : Number(in.balloon, "actual", "query-balloon") / 1024});
   out.push_back({"balloon.maximum", in.memory_kib});
+  AddGuestMemoryStats(in, out);
   AddVcpus(in, out);
   AddNets(in, out);
   AddBlocks(in, out);
@@ -162,6 +208,13 @@ std::vector<StatsDisk> StatsDisks(const std::string& live_xml, const std::string
     out.push_back({AttrOfChild(d, "target", "dev"), source, AttrOfChild(d, "alias", "name")});
   }
   return out;
+}
+
+std::string StatsBalloonAlias(const std::string& live_xml, const std::string& file) {
+  const domain::XmlDoc doc = domain::XmlDoc::Parse(live_xml, file);
+  for (const xmlNode* b : DevicesNamed(doc, "memballoon"))
+    if (NodeAttr(b, "model").value_or("") != "none") return AttrOfChild(b, "alias", "name");
+  return "";
 }
 
 std::vector<std::string> StatsTaps(const std::string& live_xml, const std::string& file) {

@@ -35,6 +35,9 @@ struct TapCounters {
 struct StatsDisk {
   std::string target, source, alias;  // <target dev>, <source file|dev> ("" for none), <alias name>
 };
+// The <memballoon>'s alias ("" for none or model='none'), whose guest-stats QOM property has the
+// guest's memory statistics.
+std::string StatsBalloonAlias(const std::string& live_xml, const std::string& file);
 struct StatsNic {
   std::string tap;                     // <target dev>; "" for user networking (libvirt skips it)
   std::optional<TapCounters> counters;  // nullopt when the tap could not be read
@@ -43,6 +46,8 @@ struct StatsNic {
 struct DomStatsInput {
   nlohmann::json status;      // query-status
   nlohmann::json balloon;     // query-balloon; null when the domain has no balloon
+  nlohmann::json guest_stats;  // qom-get of the balloon's guest-stats; null when none
+  std::optional<uint64_t> rss_kib;  // QEMU's resident set (/proc/PID/stat), as libvirt's balloon.rss
   nlohmann::json cpus;        // query-cpus-fast
   nlohmann::json blockstats;  // query-blockstats
   nlohmann::json block;       // query-block

@@ -77,6 +77,17 @@ std::optional<TapCounters> ReadTapCounters(const std::string& tap) {
   return c;
 }
 
+std::optional<uint64_t> ReadRssKib(pid_t pid) {
+  const auto stat = Slurp("/proc/" + std::to_string(pid) + "/stat");
+  const size_t close = stat ? stat->rfind(')') : std::string::npos;
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat->substr(close + 2));
+  std::string f;
+  for (int i = 3; i <= 24 && fields >> f; ++i)
+    if (i == 24) return std::stoull(f) * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)) / 1024;
+  return std::nullopt;
+}
+
 std::vector<StatField> ReadDomStats(const StateDir& state, const std::string& name) {
   // The live XML first: it asks QEMU on its own QMP connection, and QMP serves one at a time.
   const std::string live = LiveDomainXmlOf(state, name, Verb::kDomstats);
@@ -98,6 +109,17 @@ std::vector<StatField> ReadDomStats(const StateDir& state, const std::string& na
   } catch (const qemu::QmpError&) {
     in.balloon = nullptr;  // "No balloon device has been activated"
   }
+  if (const std::string balloon = StatsBalloonAlias(live, file); !balloon.empty() && !in.balloon.is_null()) {
+    try {
+      in.guest_stats = s.qmp->Execute(
+          "qom-get", {{"path", "/machine/peripheral/" + balloon}, {"property", "guest-stats"}}, kQmpTimeout);
+    } catch (const qemu::QmpTimeout&) {
+      throw;
+    } catch (const qemu::QmpError&) {
+      in.guest_stats = nullptr;
+    }
+  }
+  in.rss_kib = ReadRssKib(s.qemu.pid);
   in.cpus = s.qmp->Execute("query-cpus-fast", nullptr, kQmpTimeout);
   in.blockstats = s.qmp->Execute("query-blockstats", nullptr, kQmpTimeout);
   in.block = s.qmp->Execute("query-block", nullptr, kQmpTimeout);

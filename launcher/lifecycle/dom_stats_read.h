@@ -18,5 +18,7 @@ std::vector<StatField> ReadDomStats(const StateDir& state, const std::string& na
 // A thread's times as libvirt reads them (nullopt when the thread is gone), and a tap's counters.
 std::optional<VcpuTimes> ReadThreadTimes(pid_t pid, long tid);
 std::optional<TapCounters> ReadTapCounters(const std::string& tap);
+// The process's resident set in KiB (/proc/PID/stat), as libvirt's balloon.rss.
+std::optional<uint64_t> ReadRssKib(pid_t pid);
 
 }  // namespace qlaunch::launcher

@@ -15,6 +15,13 @@ DomStatsInput Input() {
   DomStatsInput in;
   in.status = json::parse(R"({"status":"running","singlestep":false,"running":true})");
   in.balloon = json::parse(R"({"actual":201326592})");
+  // A guest that sends no statistics: QEMU says 2^64-1 for each (as libvirt's domain showed it).
+  in.guest_stats = json::parse(R"({"stats":{"stat-htlb-pgalloc":18446744073709551615,"stat-swap-out":18446744073709551615,
+    "stat-available-memory":18446744073709551615,"stat-htlb-pgfail":18446744073709551615,
+    "stat-free-memory":18446744073709551615,"stat-minor-faults":18446744073709551615,
+    "stat-major-faults":18446744073709551615,"stat-total-memory":18446744073709551615,
+    "stat-swap-in":18446744073709551615,"stat-disk-caches":18446744073709551615},"last-update":0})");
+  in.rss_kib = 44872;
   in.cpus = json::parse(R"([
     {"thread-id":4101,"props":{"core-id":0,"thread-id":0,"socket-id":0},"qom-path":"/machine/unattached/device[0]","cpu-index":0,"target":"x86_64"},
     {"thread-id":4102,"props":{"core-id":0,"thread-id":0,"socket-id":1},"qom-path":"/machine/unattached/device[1]","cpu-index":1,"target":"x86_64"}])");
@@ -47,7 +54,7 @@ TEST(DomStats, FieldsInVirshOrder) {
   const std::string want =
       "Domain: 'vm1'\n"
       "  state.state=1\n  state.reason=1\n"
-      "  balloon.current=196608\n  balloon.maximum=262144\n"
+      "  balloon.current=196608\n  balloon.maximum=262144\n  balloon.last-update=0\n  balloon.rss=44872\n"
       "  vcpu.current=2\n  vcpu.maximum=4\n"
       "  vcpu.0.state=1\n  vcpu.0.time=10000000\n  vcpu.0.wait=20\n  vcpu.0.delay=30\n"
       "  vcpu.1.state=1\n  vcpu.1.time=40000000\n  vcpu.1.wait=50\n  vcpu.1.delay=60\n"
@@ -55,7 +62,7 @@ TEST(DomStats, FieldsInVirshOrder) {
       "  net.1.name=vnet3\n  net.1.rx.bytes=300\n  net.1.rx.pkts=4\n  net.1.rx.errs=5\n  net.1.rx.drop=6\n"
       "  net.1.tx.bytes=100\n  net.1.tx.pkts=2\n  net.1.tx.errs=0\n  net.1.tx.drop=1\n"
       "  block.count=2\n"
-      "  block.0.name=vda\n  block.0.path=/img/a.raw\n"
+      "  block.0.name=vda\n  block.0.path=/img/a.raw\n  block.0.backingIndex=2\n"
       "  block.0.rd.reqs=12\n  block.0.rd.bytes=49152\n  block.0.rd.times=777\n"
       "  block.0.wr.reqs=3\n  block.0.wr.bytes=1536\n  block.0.wr.times=888\n"
       "  block.0.fl.reqs=2\n  block.0.fl.times=999\n"
@@ -93,7 +100,28 @@ TEST(DomStats, StateAndReasonAsLibvirtMapsQemuRunStates) {
 TEST(DomStats, WithoutBalloonCurrentIsAllTheMemory) {
   DomStatsInput in = Input();
   in.balloon = nullptr;
-  EXPECT_EQ(DomStatsJson(DomStats(in)).at("balloon.current"), 262144);
+  in.guest_stats = nullptr;
+  const json j = DomStatsJson(DomStats(in));
+  EXPECT_EQ(j.at("balloon.current"), 262144);
+  EXPECT_FALSE(j.contains("balloon.last-update"));
+  EXPECT_EQ(j.at("balloon.rss"), 44872);  // libvirt reads QEMU's RSS with or without a balloon
+}
+
+// A guest whose balloon driver sends statistics: libvirt's names, KiB for QEMU's bytes, its order.
+TEST(DomStats, GuestMemoryStatistics) {
+  DomStatsInput in = Input();
+  in.guest_stats = json::parse(R"({"stats":{"stat-swap-in":0,"stat-swap-out":0,"stat-major-faults":120,
+    "stat-minor-faults":4500,"stat-free-memory":104857600,"stat-total-memory":209715200,
+    "stat-available-memory":157286400,"stat-disk-caches":1048576,"stat-htlb-pgalloc":0,
+    "stat-htlb-pgfail":18446744073709551615},"last-update":1700000000})");
+  std::string balloon;
+  for (const auto& [k, v] : DomStats(in))
+    if (k.rfind("balloon.", 0) == 0) balloon += k + "=" + v.dump() + " ";
+  EXPECT_EQ(balloon,
+            "balloon.current=196608 balloon.maximum=262144 balloon.swap_in=0 balloon.swap_out=0 "
+            "balloon.major_fault=120 balloon.minor_fault=4500 balloon.unused=102400 balloon.available=204800 "
+            "balloon.usable=153600 balloon.last-update=1700000000 balloon.disk_caches=1024 "
+            "balloon.hugetlb_pgalloc=0 balloon.rss=44872 ");
 }
 
 TEST(DomStats, ThinlessImageAndMissingThreadTimes) {
@@ -141,6 +169,12 @@ TEST(DomStats, DisksAndTapsFromTheLiveXml) {
   EXPECT_EQ(disks[1].target + " " + disks[1].source + " " + disks[1].alias, "sdb /dev/sdb scsi0-0-0-1");
   EXPECT_EQ(disks[2].source, "");
   EXPECT_EQ(StatsTaps(xml, "d.xml"), (std::vector<std::string>{"", "vnet0"}));
+  EXPECT_EQ(StatsBalloonAlias(xml, "d.xml"), "");
+  EXPECT_EQ(StatsBalloonAlias("<domain><devices><memballoon model='virtio'><alias name='balloon0'/></memballoon>"
+                              "</devices></domain>",
+                              "d.xml"),
+            "balloon0");
+  EXPECT_EQ(StatsBalloonAlias("<domain><devices><memballoon model='none'/></devices></domain>", "d.xml"), "");
   EXPECT_THROW(StatsDisks("<domain", "bad.xml"), DiagnosticError);
 }
 

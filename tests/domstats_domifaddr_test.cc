@@ -80,6 +80,14 @@ class DomstatsTest : public LaunchTest {
 };
 
 TEST_F(DomstatsTest, FieldsAreWhatQemuReports) {
+  auto stat = [](const json& list, const char* key) {
+    for (const json& e : list)
+      if (e.value("qdev", "").find("virtio-disk0") != std::string::npos) return e["stats"][key].get<uint64_t>();
+    return uint64_t{0};
+  };
+  // SeaBIOS reads the virtio disk looking for a boot sector, soon after the start.
+  for (int i = 0; i < 300 && stat(Qmp("query-blockstats"), "rd_operations") == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const json before = Qmp("query-blockstats");
   const json j = Domstats();
   const json after = Qmp("query-blockstats");
@@ -102,14 +110,8 @@ TEST_F(DomstatsTest, FieldsAreWhatQemuReports) {
   EXPECT_EQ(j.at("block.0.name"), "vda");
   EXPECT_EQ(j.at("block.0.path"), disk_.string());
   EXPECT_EQ(j.at("block.0.capacity"), 1 << 20);
-  // SeaBIOS read the virtio disk looking for a boot sector: the counters QEMU keeps, between
-  // what it said just before and just after.
+  // The counters QEMU keeps, between what it said just before and just after.
   ASSERT_TRUE(before.is_array() && after.is_array());
-  auto stat = [](const json& list, const char* key) {
-    for (const json& e : list)
-      if (e.value("qdev", "").find("virtio-disk0") != std::string::npos) return e["stats"][key].get<uint64_t>();
-    return uint64_t{0};
-  };
   for (const auto& [field, key] : {std::pair{"block.0.rd.reqs", "rd_operations"}, {"block.0.rd.bytes", "rd_bytes"},
                                    {"block.0.wr.reqs", "wr_operations"}, {"block.0.fl.reqs", "flush_operations"}}) {
     EXPECT_GE(j.at(field).get<uint64_t>(), stat(before, key)) << field;

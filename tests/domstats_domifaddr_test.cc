@@ -175,8 +175,9 @@ TEST_F(DomstatsTest, FieldNamesAsVirshDomstats) {
   std::istringstream in(theirs.out);
   for (std::string line; std::getline(in, line);)
     if (line.rfind("  ", 0) == 0) want.insert(line.substr(2, line.find('=') - 2));
+  const json ours = Domstats();
   std::set<std::string> got;
-  for (const auto& [k, v] : Domstats().items()) got.insert(k);
+  for (const auto& [k, v] : ours.items()) got.insert(k);
   EXPECT_EQ(json(got), json(want)) << theirs.out;
 }
 
@@ -213,9 +214,11 @@ TEST_F(DomstatsTest, DomifaddrLeaseAndClearErrors) {
   RunResult bad = Qlaunch({"domifaddr", "--source", "arp", "st"});
   EXPECT_EQ(bad.exit_code, 2) << bad.Describe();
 
-  // A domain without an agent channel.
+  // A domain without an agent channel (on its own copy of the disk: QEMU locks an image it writes).
+  const fs::path disk2 = tmp() / "disk2.raw";
+  fs::copy_file(disk_, disk2);
   const std::string plain = (tmp() / "st2.xml").string();
-  std::ofstream(plain) << DomainXml("st2", disk_, "");
+  std::ofstream(plain) << DomainXml("st2", disk2, "");
   RunResult started = Qlaunch({"start", "--json", plain});
   ASSERT_EQ(started.exit_code, 0) << started.Describe();
   RunResult none = Qlaunch({"domifaddr", "--source", "agent", "st2"});

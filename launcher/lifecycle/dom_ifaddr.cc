@@ -87,7 +87,8 @@ std::string IfAddrTable(const std::vector<IfAddrRow>& rows, bool full) {
     for (size_t j = 0; j < r.addresses.size(); ++j) {
       const IfAddress& a = r.addresses[j];
       const std::string addr = Printf("%-12s %s/", a.protocol, a.address, "") + std::to_string(a.prefix);
-      out += j == 0 || full ? Printf(" %-10s %-17s    %s\n", r.name, r.mac, addr) : Printf(" %-10s %-17s    %s\n", "-", "-", addr);
+      const bool named = j == 0 || full;  // virsh repeats the name and MAC only with --full
+      out += Printf(" %-10s %-17s    %s\n", named ? r.name : "-", named ? r.mac : "-", addr);
     }
   }
   return out + "\n";  // virsh 9.0 ends the table with an empty line

@@ -57,7 +57,8 @@ std::optional<VcpuTimes> ReadThreadTimes(pid_t pid, long tid) {
           line.rfind("wait_sum", 0) != 0)
         continue;
       const size_t colon = line.find(':');
-      if (colon != std::string::npos) t.wait = static_cast<uint64_t>(std::llround(std::stod(line.substr(colon + 1)) * 1e6));
+      if (colon != std::string::npos)
+        t.wait = static_cast<uint64_t>(std::llround(std::stod(line.substr(colon + 1)) * 1e6));
     }
   }
   return t;

@@ -129,8 +129,9 @@ json GuestAgentCommand(const std::string& socket, const std::string& command, st
       buf.clear();
     }
     if (!ReadSome(fd.get(), &buf, sync_deadline, socket))
-      throw GuestAgentError("the guest agent does not answer on " + socket + " (no reply to guest-sync-delimited within " +
-                            Seconds(sync_timeout) + "; is qemu-guest-agent running in the guest?)");
+      throw GuestAgentError("the guest agent does not answer on " + socket +
+                            " (no reply to guest-sync-delimited within " + Seconds(sync_timeout) +
+                            "; is qemu-guest-agent running in the guest?)");
   }
 
   SendAll(fd.get(), json{{"execute", command}}.dump() + "\n", socket);

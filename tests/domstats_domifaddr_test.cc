@@ -7,8 +7,9 @@
 //   for an unknown domain, a domain without an agent channel, and a guest without an agent;
 // - `qlaunch domifaddr --source agent` against Debian's real qemu-ga in a booted busybox guest
 //   (tests/boot/make-agent-initramfs) gives the address the guest took itself (its DHCP lease,
-//   reported on its serial console). The agent protocol against a stub agent that does not answer,
-//   answers garbage or an error: launcher/lifecycle/guest_agent_test.cc.
+//   reported on its serial console); a guest that holds the agent's port open with nothing behind
+//   it gets an error after the sync timeout, not a hang. The agent protocol against a stub agent
+//   (stale output, silence, garbage, its error): launcher/lifecycle/guest_agent_test.cc.
 #include <unistd.h>
 
 #include <fstream>
@@ -246,33 +247,44 @@ class GuestAgentTest : public LaunchTest {
     if (started_) Qlaunch({"destroy", "agent"});
     LaunchTest::TearDown();
   }
+  // Boots the busybox guest of tests/boot/make-agent-initramfs (kernel command line `extra`
+  // added); "" when it cannot run here (then the test skips).
+  std::string Boot(const std::string& extra) {
+    if (std::string why = CheckQemuVersion(kQemu72, "7.2"); !why.empty()) return why;
+    if (::access("/usr/sbin/qemu-ga", X_OK) != 0) return "no /usr/sbin/qemu-ga (scripts/setup installs qemu-guest-agent)";
+    const std::string kver = NewestKernelVersion();
+    if (kver.empty()) return "no /boot/vmlinuz-* with its modules (scripts/setup installs linux-image-amd64)";
+    const fs::path kernel = tmp() / "vmlinuz", initrd = tmp() / "initrd.gz", xml = tmp() / "agent.xml";
+    serial_ = tmp() / "serial.log";
+    fs::copy_file("/boot/vmlinuz-" + kver, kernel);
+    const std::string make =
+        std::string(QLAUNCH_SOURCE_DIR) + "/tests/boot/make-agent-initramfs " + kver + " " + initrd.string();
+    EXPECT_EQ(std::system(make.c_str()), 0) << make;
+    std::ofstream(xml) << "<domain type='qemu'>\n  <name>agent</name>\n  <memory unit='MiB'>256</memory>\n"
+                          "  <vcpu>1</vcpu>\n  <os><type arch='x86_64' machine='pc'>hvm</type>\n"
+                          "    <kernel>" << kernel.string() << "</kernel><initrd>" << initrd.string() << "</initrd>\n"
+                          "    <cmdline>console=ttyS0 quiet panic=-1 " << extra << "</cmdline></os>\n  <devices>\n"
+                          "    <emulator>" << kQemu72 << "</emulator>\n"
+                          "    <interface type='user'><mac address='52:54:00:ab:cd:01'/><model type='virtio'/>"
+                          "</interface>\n"
+                          "    <serial type='file'><source path='" << serial_.string() << "'/></serial>\n"
+                       << kAgentChannel << "    <memballoon model='none'/>\n  </devices>\n</domain>\n";
+    RunResult r = Qlaunch({"start", xml.string()});
+    EXPECT_EQ(r.exit_code, 0) << r.Describe();
+    started_ = r.exit_code == 0;
+    return "";  // a failed start is the test's failure (started_ false), not a skip
+  }
+  std::string Console() const { return fs::exists(serial_) ? Slurp(serial_.string()) : ""; }
+
   bool started_ = false;
+  fs::path serial_;
 };
 
 // Debian's qemu-ga in a booted guest answers `qlaunch domifaddr --source agent` with the address
 // the guest took from QEMU's DHCP server, as the guest itself reports it.
 TEST_F(GuestAgentTest, RealAgentReportsTheGuestsOwnAddress) {
-  if (std::string why = CheckQemuVersion(kQemu72, "7.2"); !why.empty()) GTEST_SKIP() << why;
-  if (::access("/usr/sbin/qemu-ga", X_OK) != 0) GTEST_SKIP() << "no /usr/sbin/qemu-ga (scripts/setup installs qemu-guest-agent)";
-  const std::string kver = NewestKernelVersion();
-  if (kver.empty()) GTEST_SKIP() << "no /boot/vmlinuz-* with its modules (scripts/setup installs linux-image-amd64)";
-  const fs::path kernel = tmp() / "vmlinuz", initrd = tmp() / "initrd.gz", serial = tmp() / "serial.log",
-                 xml = tmp() / "agent.xml";
-  fs::copy_file("/boot/vmlinuz-" + kver, kernel);
-  const std::string make =
-      std::string(QLAUNCH_SOURCE_DIR) + "/tests/boot/make-agent-initramfs " + kver + " " + initrd.string();
-  ASSERT_EQ(std::system(make.c_str()), 0) << make;
-  std::ofstream(xml) << "<domain type='qemu'>\n  <name>agent</name>\n  <memory unit='MiB'>256</memory>\n"
-                        "  <vcpu>1</vcpu>\n  <os><type arch='x86_64' machine='pc'>hvm</type>\n"
-                        "    <kernel>" << kernel.string() << "</kernel><initrd>" << initrd.string() << "</initrd>\n"
-                        "    <cmdline>console=ttyS0 quiet panic=-1</cmdline></os>\n  <devices>\n"
-                        "    <emulator>" << kQemu72 << "</emulator>\n"
-                        "    <interface type='user'><mac address='52:54:00:ab:cd:01'/><model type='virtio'/></interface>\n"
-                        "    <serial type='file'><source path='" << serial.string() << "'/></serial>\n"
-                     << kAgentChannel << "    <memballoon model='none'/>\n  </devices>\n</domain>\n";
-  RunResult r = Qlaunch({"start", xml.string()});
-  ASSERT_EQ(r.exit_code, 0) << r.Describe();
-  started_ = true;
+  if (std::string why = Boot(""); !why.empty()) GTEST_SKIP() << why;
+  ASSERT_TRUE(started_);
 
   // The guest boots under TCG, takes its lease and starts the agent: ask until it answers.
   RunResult agent;
@@ -281,7 +293,7 @@ TEST_F(GuestAgentTest, RealAgentReportsTheGuestsOwnAddress) {
     std::this_thread::sleep_for(std::chrono::seconds(2));
     agent = Qlaunch({"domifaddr", "--source", "agent", "--json", "agent"});
   } while (agent.exit_code != 0 && std::chrono::steady_clock::now() < deadline);
-  const std::string console = fs::exists(serial) ? Slurp(serial.string()) : "";
+  const std::string console = Console();
   const std::string tail = console.size() > 3000 ? console.substr(console.size() - 3000) : console;
   ASSERT_EQ(agent.exit_code, 0) << agent.Describe() << "\nconsole:\n" << tail;
 
@@ -315,6 +327,30 @@ TEST_F(GuestAgentTest, RealAgentReportsTheGuestsOwnAddress) {
   RunResult stats = Qlaunch({"domstats", "--json", "agent"});
   ASSERT_EQ(stats.exit_code, 0) << stats.Describe();
   EXPECT_GT(json::parse(stats.out).at("vcpu.0.time").get<uint64_t>(), 0u);
+}
+
+// A guest that opened the agent's port with no agent behind it: an error naming the socket after
+// the sync timeout (5 s), not a hang; the guest keeps running.
+TEST_F(GuestAgentTest, AnAgentThatDoesNotAnswerIsAnErrorNotAHang) {
+  if (std::string why = Boot("qlaunch.noagent"); !why.empty()) GTEST_SKIP() << why;
+  ASSERT_TRUE(started_);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(4);
+  while (Console().find("QLAUNCH-AGENT: port-held") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_NE(Console().find("QLAUNCH-AGENT: port-held"), std::string::npos) << Console();
+  const auto t0 = std::chrono::steady_clock::now();
+  RunResult r = Qlaunch({"domifaddr", "--source", "agent", "agent"});
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("domain agent: the guest agent does not answer on /[^ ]+ \\(no reply "
+                                                  "to guest-sync-delimited within 5 s; is qemu-guest-agent running in "
+                                                  "the guest\\?\\)")))
+      << r.Describe();
+  EXPECT_GE(took, std::chrono::seconds(5));
+  EXPECT_LT(took, std::chrono::seconds(15));
+  RunResult stats = Qlaunch({"domstats", "--json", "agent"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.Describe();
+  EXPECT_EQ(json::parse(stats.out).at("state.state"), 1);
 }
 
 }  // namespace

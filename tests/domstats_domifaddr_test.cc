@@ -1,5 +1,5 @@
 // domstats and domifaddr on a real QEMU 7.2 domain (TCG, pc: a virtio disk, an empty IDE cdrom,
-// a NIC on user networking, a virtio balloon, the guest agent's channel):
+// a NIC on user networking, one on a tap, a virtio balloon, the guest agent's channel):
 // - `qlaunch domstats` gives what QEMU itself reports (query-balloon, query-cpus-fast,
 //   query-blockstats, query-block), and the same field names as `virsh domstats` of the same XML
 //   started under libvirt 9.0 (its groups state, balloon, vcpu, net, block);
@@ -39,6 +39,19 @@ std::string DomainXml(const std::string& name, const fs::path& disk, const std::
          "    <memballoon model='virtio'/>\n" + extra_devices + "  </devices>\n</domain>\n";
 }
 
+// A NIC on a tap qlaunch makes (libvirt too), whose counters domstats reads.
+std::string TapNic(const std::string& tap) {
+  return "    <interface type='ethernet'><mac address='52:54:00:5a:00:02'/><target dev='" + tap +
+         "'/><model type='virtio'/></interface>\n";
+}
+
+uint64_t TapCounter(const std::string& tap, const std::string& counter) {
+  std::ifstream in("/sys/class/net/" + tap + "/statistics/" + counter);
+  uint64_t v = 0;
+  in >> v;
+  return v;
+}
+
 const char* kAgentChannel =
     "    <channel type='unix'><source mode='bind'/><target type='virtio' name='org.qemu.guest_agent.0'/></channel>\n";
 
@@ -54,7 +67,7 @@ class DomstatsTest : public LaunchTest {
       d << '\0';
     }
     xml_ = (tmp() / "st.xml").string();
-    std::ofstream(xml_) << DomainXml("st", disk_, kAgentChannel);
+    std::ofstream(xml_) << DomainXml("st", disk_, std::string(kAgentChannel) + TapNic("tapst0"));
     RunResult r = Qlaunch({"start", "--json", xml_});
     ASSERT_EQ(r.exit_code, 0) << r.Describe();
     pid_ = json::parse(r.out).at("pid").get<pid_t>();
@@ -90,7 +103,9 @@ TEST_F(DomstatsTest, FieldsAreWhatQemuReports) {
   for (int i = 0; i < 300 && stat(Qmp("query-blockstats"), "rd_operations") == 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const json before = Qmp("query-blockstats");
+  const uint64_t tap_tx_before = TapCounter("tapst0", "tx_bytes"), tap_rx_before = TapCounter("tapst0", "rx_bytes");
   const json j = Domstats();
+  const uint64_t tap_tx_after = TapCounter("tapst0", "tx_bytes"), tap_rx_after = TapCounter("tapst0", "rx_bytes");
   const json after = Qmp("query-blockstats");
   EXPECT_EQ(j.at("state.state"), 1);
   EXPECT_EQ(j.at("state.reason"), 1);
@@ -105,8 +120,14 @@ TEST_F(DomstatsTest, FieldsAreWhatQemuReports) {
     EXPECT_TRUE(j.contains(std::string("vcpu.") + n + ".time")) << j.dump();
     EXPECT_TRUE(j.contains(std::string("vcpu.") + n + ".delay")) << j.dump();
   }
-  EXPECT_EQ(j.at("net.count"), 1);
+  EXPECT_EQ(j.at("net.count"), 2);
   EXPECT_FALSE(j.contains("net.0.name")) << "user networking has no tap (libvirt prints no fields for it)";
+  EXPECT_EQ(j.at("net.1.name"), "tapst0");
+  // The tap's counters, swapped to the guest's view: what the tap sent, the guest received.
+  EXPECT_GE(j.at("net.1.rx.bytes").get<uint64_t>(), tap_tx_before);
+  EXPECT_LE(j.at("net.1.rx.bytes").get<uint64_t>(), tap_tx_after);
+  EXPECT_GE(j.at("net.1.tx.bytes").get<uint64_t>(), tap_rx_before);
+  EXPECT_LE(j.at("net.1.tx.bytes").get<uint64_t>(), tap_rx_after);
   EXPECT_EQ(j.at("block.count"), 2);
   EXPECT_EQ(j.at("block.0.name"), "vda");
   EXPECT_EQ(j.at("block.0.path"), disk_.string());
@@ -165,7 +186,7 @@ TEST_F(DomstatsTest, FieldNamesAsVirshDomstats) {
   const fs::path ldisk = tmp() / "disk-libvirt.raw";
   fs::copy_file(disk_, ldisk);
   const std::string lxml = (tmp() / "st-libvirt.xml").string();
-  std::ofstream(lxml) << DomainXml("st-libvirt", ldisk, kAgentChannel);
+  std::ofstream(lxml) << DomainXml("st-libvirt", ldisk, std::string(kAgentChannel) + TapNic("tapst1"));
   Virsh({"destroy", "st-libvirt"});
   RunResult created = Virsh({"create", lxml});
   ASSERT_EQ(created.exit_code, 0) << created.Describe();

@@ -31,6 +31,8 @@ void BuildCli(CLI::App& app, CommandAction* action) {
   AddDumpxmlCommand(app, action);
   AddDomblklistCommand(app, action);
   AddDomiflistCommand(app, action);
+  AddDomstatsCommand(app, action);
+  AddDomifaddrCommand(app, action);
   AddAttachDeviceCommand(app, action);
   AddDetachDeviceCommand(app, action);
   AddConsoleCommand(app, action);

@@ -29,6 +29,8 @@ void AddDominfoCommand(CLI::App& app, CommandAction* action);
 void AddDumpxmlCommand(CLI::App& app, CommandAction* action);     // cmd_dumpxml.cc
 void AddDomblklistCommand(CLI::App& app, CommandAction* action);  // cmd_domblklist.cc
 void AddDomiflistCommand(CLI::App& app, CommandAction* action);   // cmd_domiflist.cc
+void AddDomstatsCommand(CLI::App& app, CommandAction* action);    // cmd_domstats.cc
+void AddDomifaddrCommand(CLI::App& app, CommandAction* action);   // cmd_domifaddr.cc
 void AddAttachDeviceCommand(CLI::App& app, CommandAction* action);  // cmd_attach_device.cc
 void AddDetachDeviceCommand(CLI::App& app, CommandAction* action);  // cmd_detach_device.cc
 void AddRunCommand(CLI::App& app, CommandAction* action);

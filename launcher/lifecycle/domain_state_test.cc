@@ -31,8 +31,8 @@ std::string Accepted(DomainState s) {
 
 // The table, row by row, as a reader of docs/architecture.md sees it.
 TEST(DomainState, VerbsEachStateAccepts) {
-  const std::string read = " dumpxml dumpxml --inactive domblklist domiflist";
-  const std::string change = " attach-device detach-device";  // running or paused only
+  const std::string read = " dumpxml dumpxml --inactive domblklist domiflist domstats domifaddr";
+  const std::string change = " attach-device detach-device change-media";  // running or paused only
   const std::vector<std::pair<DomainState, std::string>> want = {
       {DomainState::kShutOff, "start list dumpxml --inactive"},
       {DomainState::kStarting, "list dumpxml --inactive"},
@@ -118,14 +118,14 @@ TEST(DomainState, EveryRefusalNamesTheDomainAndState) {
   EXPECT_EQ(RefusalMessage("vm1", DomainState::kMigrating, Verb::kShutdown),
             "domain vm1 is being migrated: shutdown is not possible while it is migrating (it accepts destroy, "
             "suspend, resume, qemu-monitor-command, dominfo, console, list, dumpxml, dumpxml --inactive, domblklist, "
-            "domiflist)");
+            "domiflist, domstats, domifaddr)");
 }
 
 // The read-only verbs: the live ones wherever a QEMU runs for good (as dominfo), the XML as given
 // in every state, shut off included (a stale entry still holds it).
 TEST(DomainState, ReadOnlyVerbs) {
   for (DomainState s : AllStates()) {
-    for (Verb v : {Verb::kDumpxml, Verb::kDomblklist, Verb::kDomiflist})
+    for (Verb v : {Verb::kDumpxml, Verb::kDomblklist, Verb::kDomiflist, Verb::kDomstats, Verb::kDomifaddr})
       EXPECT_EQ(Accepts(s, v), Accepts(s, Verb::kDominfo)) << StateName(s) << " " << VerbName(v);
     EXPECT_TRUE(Accepts(s, Verb::kDumpxmlInactive)) << StateName(s);
   }

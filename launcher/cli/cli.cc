@@ -31,6 +31,7 @@ void BuildCli(CLI::App& app, CommandAction* action) {
   AddDumpxmlCommand(app, action);
   AddDomblklistCommand(app, action);
   AddDomiflistCommand(app, action);
+  AddChangeMediaCommand(app, action);
   AddConsoleCommand(app, action);
   AddPreallocCommand(app, action);
   AddBenchCommand(app, action);

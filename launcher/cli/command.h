@@ -29,6 +29,7 @@ void AddDominfoCommand(CLI::App& app, CommandAction* action);
 void AddDumpxmlCommand(CLI::App& app, CommandAction* action);     // cmd_dumpxml.cc
 void AddDomblklistCommand(CLI::App& app, CommandAction* action);  // cmd_domblklist.cc
 void AddDomiflistCommand(CLI::App& app, CommandAction* action);   // cmd_domiflist.cc
+void AddChangeMediaCommand(CLI::App& app, CommandAction* action);  // cmd_change_media.cc
 void AddRunCommand(CLI::App& app, CommandAction* action);
 void AddConsoleCommand(CLI::App& app, CommandAction* action);
 void AddBenchCommand(CLI::App& app, CommandAction* action);

@@ -152,17 +152,49 @@ void RelabelForQemu(const std::vector<LabelTarget>& targets, const QemuUser& use
   }
 }
 
+namespace {
+
+// Gives the file of `r` its recorded owner and mode back, unless another domain still uses it
+// or the path is another file now.
+void Restore(const fs::path& domain_dir, const Record& r) {
+  if (RecordedElsewhere(domain_dir, r.dev, r.ino)) return;  // another domain still uses it
+  struct stat st {};
+  if (::stat(r.path.c_str(), &st) != 0) return;
+  if (static_cast<uint64_t>(st.st_dev) != r.dev || static_cast<uint64_t>(st.st_ino) != r.ino) return;
+  (void)!::chown(r.path.c_str(), r.uid, r.gid);
+  (void)!::chmod(r.path.c_str(), r.mode);
+}
+
+}  // namespace
+
 void RestoreLabels(const fs::path& domain_dir) {
-  for (const Record& r : ReadRecords(domain_dir)) {
-    if (RecordedElsewhere(domain_dir, r.dev, r.ino)) continue;  // another domain still uses it
-    struct stat st {};
-    if (::stat(r.path.c_str(), &st) != 0) continue;
-    if (static_cast<uint64_t>(st.st_dev) != r.dev || static_cast<uint64_t>(st.st_ino) != r.ino) continue;
-    (void)!::chown(r.path.c_str(), r.uid, r.gid);
-    (void)!::chmod(r.path.c_str(), r.mode);
-  }
+  for (const Record& r : ReadRecords(domain_dir)) Restore(domain_dir, r);
   std::error_code ec;
   fs::remove(domain_dir / kRecordFile, ec);
+}
+
+bool LabelRecorded(const fs::path& domain_dir, const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return false;
+  for (const Record& r : ReadRecords(domain_dir))
+    if (r.dev == static_cast<uint64_t>(st.st_dev) && r.ino == static_cast<uint64_t>(st.st_ino)) return true;
+  return false;
+}
+
+void RestoreLabel(const fs::path& domain_dir, const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return;
+  std::vector<Record> records = ReadRecords(domain_dir), kept;
+  std::optional<Record> mine;
+  for (const Record& r : records) {
+    if (r.dev == static_cast<uint64_t>(st.st_dev) && r.ino == static_cast<uint64_t>(st.st_ino))
+      mine = r;
+    else
+      kept.push_back(r);
+  }
+  if (!mine) return;
+  Restore(domain_dir, *mine);  // first: after a SIGKILL here, destroy restores it again (the same owner)
+  WriteRecords(domain_dir, kept);
 }
 
 }  // namespace qlaunch::launcher

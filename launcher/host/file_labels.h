@@ -44,4 +44,13 @@ void RelabelForQemu(const std::vector<LabelTarget>& targets, const QemuUser& use
 // file that went away is skipped. Call with the state root locked.
 void RestoreLabels(const std::filesystem::path& domain_dir);
 
+// Is the file at `path` (its device and inode) recorded in <domain_dir>/labels.json?
+bool LabelRecorded(const std::filesystem::path& domain_dir, const std::string& path);
+
+// One file given back while the domain runs (change-media's old image, or its new one when the
+// change failed): its record leaves <domain_dir>/labels.json, and its owner and mode are restored
+// unless another domain dir beside it records it too. Nothing when it is not recorded. Call with
+// the state root locked.
+void RestoreLabel(const std::filesystem::path& domain_dir, const std::string& path);
+
 }  // namespace qlaunch::launcher

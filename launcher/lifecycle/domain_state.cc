@@ -22,28 +22,29 @@ struct StateRow {
 // The read-only verbs (dumpxml, domblklist, domiflist) are accepted wherever a QEMU runs and its
 // plan is recorded; `dumpxml --inactive` prints the XML as given, kept in the state dir from the
 // start's pre-flight on, so in every state (shut off: a stale entry not yet cleaned up).
-//                                                                                   start  destroy suspend resume reboot shutdown monitor dominfo console list  dumpxml inactive blklist iflist
+// change-media changes a running (or paused) guest's cdrom, as libvirt does outside a job.
+//                                                                                   start  destroy suspend resume reboot shutdown monitor dominfo console list  dumpxml inactive blklist iflist  media
 constexpr std::array<StateRow, kDomainStateCount> kTable = {{
   {"shut off", "is not running", "-",
-   {S::kStarting, S::kIncoming}, 2,                                                  {true,  false,  false,  false, false, false,   false,  false,  false,  true, false,  true,    false,  false}},
+   {S::kStarting, S::kIncoming}, 2,                                                  {true,  false,  false,  false, false, false,   false,  false,  false,  true, false,  true,    false,  false, false}},
   {"starting", "is still being started", "try again once that start has finished",
-   {S::kRunning, S::kPaused, S::kShutOff}, 3,                                        {false, false,  false,  false, false, false,   false,  false,  false,  true, false,  true,    false,  false}},
+   {S::kRunning, S::kPaused, S::kShutOff}, 3,                                        {false, false,  false,  false, false, false,   false,  false,  false,  true, false,  true,    false,  false, false}},
   {"running", "is running", "",
-   {S::kPaused, S::kShuttingDown, S::kMigrating, S::kShutOff}, 4,                    {false, true,   true,   true,  true,  true,    true,   true,   true,   true, true,   true,    true,   true}},
+   {S::kPaused, S::kShuttingDown, S::kMigrating, S::kShutOff}, 4,                    {false, true,   true,   true,  true,  true,    true,   true,   true,   true, true,   true,    true,   true, true }},
   {"paused", "is paused", "",
-   {S::kRunning, S::kShuttingDown, S::kMigrating, S::kShutOff}, 4,                   {false, true,   true,   true,  true,  true,    true,   true,   true,   true, true,   true,    true,   true}},
+   {S::kRunning, S::kShuttingDown, S::kMigrating, S::kShutOff}, 4,                   {false, true,   true,   true,  true,  true,    true,   true,   true,   true, true,   true,    true,   true, true }},
   {"shutting down", "is shutting down", "",
-   {S::kShutOff, S::kRunning}, 2,                                                    {false, true,   false,  false, false, false,   true,   true,   true,   true, true,   true,    true,   true}},
+   {S::kShutOff, S::kRunning}, 2,                                                    {false, true,   false,  false, false, false,   true,   true,   true,   true, true,   true,    true,   true, false}},
   {"incoming", "is waiting for an incoming migration", "",
-   {S::kRunning, S::kPaused, S::kShutOff}, 3,                                        {false, true,   false,  false, false, false,   true,   true,   false,  true, true,   true,    true,   true}},
+   {S::kRunning, S::kPaused, S::kShutOff}, 3,                                        {false, true,   false,  false, false, false,   true,   true,   false,  true, true,   true,    true,   true, false}},
   {"migrating", "is being migrated", "",
-   {S::kRunning, S::kPaused, S::kShutOff}, 3,                                        {false, true,   true,   true,  false, false,   true,   true,   true,   true, true,   true,    true,   true}},
+   {S::kRunning, S::kPaused, S::kShutOff}, 3,                                        {false, true,   true,   true,  false, false,   true,   true,   true,   true, true,   true,    true,   true, false}},
 }};
 // clang-format on
 
 constexpr std::array<const char*, kVerbCount> kVerbNames = {
     "start", "destroy", "suspend", "resume", "reboot", "shutdown", "qemu-monitor-command", "dominfo", "console", "list",
-    "dumpxml", "dumpxml --inactive", "domblklist", "domiflist"};
+    "dumpxml", "dumpxml --inactive", "domblklist", "domiflist", "change-media"};
 
 const StateRow& Row(S s) { return kTable[static_cast<size_t>(s)]; }
 

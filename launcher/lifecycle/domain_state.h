@@ -30,9 +30,9 @@ inline constexpr size_t kDomainStateCount = 7;
 // kDumpxmlInactive is `dumpxml --inactive`: the XML as given, which the state dir keeps.
 enum class Verb {
   kStart, kDestroy, kSuspend, kResume, kReboot, kShutdown, kMonitor, kDominfo, kConsole, kList,
-  kDumpxml, kDumpxmlInactive, kDomblklist, kDomiflist
+  kDumpxml, kDumpxmlInactive, kDomblklist, kDomiflist, kChangeMedia
 };
-inline constexpr size_t kVerbCount = 14;
+inline constexpr size_t kVerbCount = 15;
 
 const char* StateName(DomainState s);  // "shut off", "starting", "running", "paused", ...
 const char* VerbName(Verb v);          // "start", "destroy", ..., "qemu-monitor-command", ...

@@ -35,8 +35,10 @@ TEST(DomainState, VerbsEachStateAccepts) {
   const std::vector<std::pair<DomainState, std::string>> want = {
       {DomainState::kShutOff, "start list dumpxml --inactive"},
       {DomainState::kStarting, "list dumpxml --inactive"},
-      {DomainState::kRunning, "destroy suspend resume reboot shutdown qemu-monitor-command dominfo console list" + read},
-      {DomainState::kPaused, "destroy suspend resume reboot shutdown qemu-monitor-command dominfo console list" + read},
+      {DomainState::kRunning,
+       "destroy suspend resume reboot shutdown qemu-monitor-command dominfo console list" + read + " change-media"},
+      {DomainState::kPaused,
+       "destroy suspend resume reboot shutdown qemu-monitor-command dominfo console list" + read + " change-media"},
       {DomainState::kShuttingDown, "destroy qemu-monitor-command dominfo console list" + read},
       {DomainState::kIncoming, "destroy qemu-monitor-command dominfo list" + read},
       {DomainState::kMigrating, "destroy suspend resume qemu-monitor-command dominfo console list" + read},

@@ -7,6 +7,7 @@
 #include "launcher/lifecycle/destroy.h"
 #include "launcher/lifecycle/domain_list.h"
 #include "launcher/lifecycle/live_xml.h"
+#include "launcher/lifecycle/media_record.h"
 #include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {
@@ -61,8 +62,9 @@ std::string LiveDomainXmlOf(const StateDir& state, const std::string& name, Verb
                                   : std::string()));
   const ProcessRef qemu = RunningQemu(state, name, verb);
   LiveXmlInput in;
-  in.file = (dir / "domain.xml").string();
-  const std::optional<std::string> xml = ReadSmallFile(dir / "domain.xml");
+  // running.xml once a verb changed the running domain (change-media), else the XML as given.
+  in.file = RunningDomainXmlPath(dir).string();
+  const std::optional<std::string> xml = RunningDomainXml(dir);
   if (!xml) throw std::runtime_error("domain " + name + ": cannot read " + in.file);
   in.domain_xml = *xml;
   in.plan = json::parse(ReadSmallFile(dir / "plan.json").value_or(""), nullptr, false);

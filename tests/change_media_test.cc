@@ -138,7 +138,7 @@ TEST_F(ChangeMediaTest, InsertChangeEjectAsQemuAndDomblklistReportThem) {
   json drives = Drives(Qmp(Ours(), "query-block"));
   EXPECT_EQ(drives["sata0-0-0"], json::parse(R"({"file":"","node":"","tray_open":false,"ro":null})"));
   EXPECT_EQ(drives["sata0-0-1"]["node"], "libvirt-1-format");
-  EXPECT_EQ(drives["virtio-disk0"]["node"], "libvirt-3-format");
+  EXPECT_EQ(drives["/machine/peripheral/virtio-disk0/virtio-backend"]["node"], "libvirt-3-format");
 
   // Insert into the empty drive: the next index is 4.
   RunResult ins = Qlaunch({"change-media", "--json", kName, "sda", a, "--insert"});
@@ -150,7 +150,9 @@ TEST_F(ChangeMediaTest, InsertChangeEjectAsQemuAndDomblklistReportThem) {
   drives = Drives(Qmp(Ours(), "query-block"));
   EXPECT_EQ(drives["sata0-0-0"], json({{"file", a}, {"node", "libvirt-4-format"}, {"tray_open", false}, {"ro", true}}));
   EXPECT_EQ(Blklist(), json({{"vda", (tmp() / "disk.img").string()}, {"sda", a}, {"sdb", first}}));
-  if (root) EXPECT_EQ(Owner(a), QemuOwner("420")) << "the inserted image is QEMU's user's";
+  if (root) {
+    EXPECT_EQ(Owner(a), QemuOwner("420")) << "the inserted image is QEMU's user's";
+  }
 
   // Change the other drive, named by its source, to a file with a comma in its name.
   const std::string first_owner = root ? QemuOwner("420") : Owner(first);
@@ -162,7 +164,9 @@ TEST_F(ChangeMediaTest, InsertChangeEjectAsQemuAndDomblklistReportThem) {
   EXPECT_EQ(drives["sata0-0-1"], json({{"file", bc}, {"node", "libvirt-5-format"}, {"tray_open", false}, {"ro", true}}));
   EXPECT_EQ(Blklist()["sdb"], bc);
   EXPECT_EQ(Owner(first), before) << "the removed image is its owner's again";
-  if (root) EXPECT_EQ(Owner(bc), QemuOwner("420"));
+  if (root) {
+    EXPECT_EQ(Owner(bc), QemuOwner("420"));
+  }
   std::vector<std::string> nodes = NodeNames(Qmp(Ours(), "query-named-block-nodes"));
   EXPECT_EQ(nodes, (std::vector<std::string>{"libvirt-3-format", "libvirt-3-storage", "libvirt-4-format",
                                              "libvirt-4-storage", "libvirt-5-format", "libvirt-5-storage"}))
@@ -209,13 +213,14 @@ TEST_F(ChangeMediaTest, BadInputIsRefusedWithTheGuestUntouched) {
       {{"sdz", a}, 1, "No disk found whose source path or target is sdz"},
       {{"vda", a}, 1, "disk 'vda' is a disk, and only a cdrom's media can be changed"},
       {{(tmp() / "disk.img").string(), a}, 1, "disk 'vda' is a disk"},
-      {{"sda", (tmp() / "nosuch.iso").string()}, 1, "cannot insert " + (tmp() / "nosuch.iso").string() +
-                                                        " into 'sda': No such file or directory"},
+      {{"sda", (tmp() / "nosuch.iso").string()}, 1, "Cannot access storage file '" + (tmp() / "nosuch.iso").string() +
+                                                        "' for 'sda': No such file or directory"},
       {{"sda", (tmp() / "adir").string()}, 1, "it is neither a file nor a block device"},
       {{"sda", "--eject"}, 1, "The disk device 'sda' doesn't have media"},
       {{"sdb", a, "--insert"}, 1, "The disk device 'sdb' already has media"},
       {{"sdb", first, "--eject"}, 1, "--eject takes no FILE"},
-      {{"sda"}, 1, "No source is specified for updating media"},
+      {{"sda"}, 1, "The disk device 'sda' doesn't have media"},  // --update without FILE ejects, as virsh
+      {{"sda", "--insert"}, 1, "No source is specified for inserting media"},
       {{"sda", a, "--config"}, 1, "qlaunch keeps no stored definition"},
       {{"sda", a, "--eject", "--insert"}, 2, "excludes"},
   };

@@ -80,12 +80,10 @@ QemuUser UserOf(const fs::path& dir, const domain::DomainDef& def) {
 // disk type for it ("file" or "block").
 std::string CheckMedium(const std::string& path, const std::string& target) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    Fail("cannot insert " + path + " into '" + target + "': " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
-    Fail("cannot insert " + path + " into '" + target + "': it is neither a file nor a block device");
-  if (::access(path.c_str(), R_OK) != 0)
-    Fail("cannot insert " + path + " into '" + target + "': " + std::strerror(errno));
+  const std::string what = "Cannot access storage file '" + path + "' for '" + target + "': ";
+  if (::stat(path.c_str(), &st) != 0) Fail(what + std::strerror(errno));
+  if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) Fail(what + "it is neither a file nor a block device");
+  if (::access(path.c_str(), R_OK) != 0) Fail(what + std::strerror(errno));
   return S_ISBLK(st.st_mode) ? "block" : "file";
 }
 
@@ -129,12 +127,12 @@ class Sender {
 
 }  // namespace
 
-ChangeMediaResult ChangeMedia(const StateDir& state, const ChangeMediaOptions& o) {
+ChangeMediaResult ChangeMedia(const StateDir& state, const ChangeMediaOptions& opts) {
+  ChangeMediaOptions o = opts;
   if (o.action == MediaAction::kEject && !o.source.empty())
     Fail("--eject takes no FILE (got '" + o.source + "'); to change the medium, give FILE without --eject");
-  if (o.action != MediaAction::kEject && o.source.empty())
-    Fail(std::string("No source is specified for ") + (o.action == MediaAction::kInsert ? "inserting" : "updating") +
-         " media (give FILE, or --eject)");
+  if (o.action == MediaAction::kInsert && o.source.empty()) Fail("No source is specified for inserting media (give FILE)");
+  if (o.action == MediaAction::kUpdate && o.source.empty()) o.action = MediaAction::kEject;  // as virsh: no new source
   DomainSession s = OpenDomainSession(state, o.name, Verb::kChangeMedia, o.qmp_timeout);
   const fs::path dir = state.DomainDir(o.name);
   const fs::path xml_path = RunningDomainXmlPath(dir);

@@ -55,26 +55,9 @@ std::string Dump(const DomainDef& def, const Disk& d, const Json& j) {
 }
 
 void AddBlockdevs(const DomainDef& def, const Disk& d, const std::string& node, PlannedDevice* p) {
-  const std::optional<CacheMode> cache = CacheOf(d);
-  Json cache_json;
-  if (cache) cache_json = {{"direct", cache->direct}, {"no-flush", cache->no_flush}};
-  Json storage;
-  storage["driver"] = d.type == "block" ? "host_device" : "file";
-  storage["filename"] = d.source;
-  if (!d.io.empty()) storage["aio"] = d.io;
-  storage["node-name"] = node + "-storage";
-  if (cache) storage["cache"] = cache_json;
-  storage["auto-read-only"] = true;
-  storage["discard"] = "unmap";  // the format node decides
-  Json format;
-  format["node-name"] = node + "-format";
-  format["read-only"] = d.readonly || d.device == "cdrom";
-  if (!d.discard.empty()) format["discard"] = d.discard;
-  if (cache) format["cache"] = cache_json;
-  format["driver"] = d.driver_type;
-  format["file"] = node + "-storage";
-  p->host_args.push_back({"-blockdev", Dump(def, d, storage)});
-  p->host_args.push_back({"-blockdev", Dump(def, d, format)});
+  const DiskBlockdevNodes nodes = DiskBlockdevs(d, node);
+  p->host_args.push_back({"-blockdev", Dump(def, d, nodes.storage)});
+  p->host_args.push_back({"-blockdev", Dump(def, d, nodes.format)});
 }
 
 // The scsi controller with this index (libvirt numbers those without index= by the lowest
@@ -227,6 +210,29 @@ std::optional<DriveAddress> DiskDriveAddress(const Disk& disk) {
     a.unit = idx % 7;
   }
   return a;
+}
+
+DiskBlockdevNodes DiskBlockdevs(const Disk& d, const std::string& node) {
+  const std::optional<CacheMode> cache = CacheOf(d);
+  Json cache_json;
+  if (cache) cache_json = {{"direct", cache->direct}, {"no-flush", cache->no_flush}};
+  DiskBlockdevNodes out;
+  Json& storage = out.storage;
+  storage["driver"] = d.type == "block" ? "host_device" : "file";
+  storage["filename"] = d.source;
+  if (!d.io.empty()) storage["aio"] = d.io;
+  storage["node-name"] = node + "-storage";
+  if (cache) storage["cache"] = cache_json;
+  storage["auto-read-only"] = true;
+  storage["discard"] = "unmap";  // the format node decides
+  Json& format = out.format;
+  format["node-name"] = node + "-format";
+  format["read-only"] = d.readonly || d.device == "cdrom";
+  if (!d.discard.empty()) format["discard"] = d.discard;
+  if (cache) format["cache"] = cache_json;
+  format["driver"] = d.driver_type;
+  format["file"] = node + "-storage";
+  return out;
 }
 
 std::string DiskNodeName(const DomainDef& def, size_t index) {

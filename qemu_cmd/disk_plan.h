@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "domain/domain_def.h"
 
 namespace qlaunch::qemu {
@@ -24,5 +26,13 @@ std::optional<DriveAddress> DiskDriveAddress(const domain::Disk& disk);
 // libvirt's node-name prefix of the disk at `index` in devices.disks: "libvirt-N", numbered
 // from the last disk (1) up, every disk counting (an empty cdrom too).
 std::string DiskNodeName(const domain::DomainDef& def, size_t index);
+
+// The two -blockdev nodes of a disk with a source, as libvirt 9.0 gives them (at start, and to
+// blockdev-add when it hot-plugs a disk or changes a cdrom's medium): the storage node
+// "<node>-storage" ("file" or "host_device") and the format node "<node>-format" on top of it.
+struct DiskBlockdevNodes {
+  nlohmann::ordered_json storage, format;
+};
+DiskBlockdevNodes DiskBlockdevs(const domain::Disk& disk, const std::string& node);
 
 }  // namespace qlaunch::qemu

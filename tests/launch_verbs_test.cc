@@ -165,6 +165,7 @@ TEST_F(LaunchVerbsTest, EveryVerbNamesADomainThatIsNotRunning) {
                                              {"dumpxml", "nope"},
                                              {"domblklist", "nope"},
                                              {"domiflist", "nope"},
+                                             {"change-media", "nope", "sda", "/etc/hostname"},
                                              {"qemu-monitor-command", "nope", R"({"execute":"query-status"})"}}) {
     RunResult r = Qlaunch(args);
     EXPECT_EQ(r.exit_code, 1) << r.Describe();

@@ -35,6 +35,7 @@ void BuildCli(CLI::App& app, CommandAction* action) {
   AddDomifaddrCommand(app, action);
   AddAttachDeviceCommand(app, action);
   AddDetachDeviceCommand(app, action);
+  AddChangeMediaCommand(app, action);
   AddConsoleCommand(app, action);
   AddPreallocCommand(app, action);
   AddBenchCommand(app, action);

@@ -33,6 +33,7 @@ void AddDomstatsCommand(CLI::App& app, CommandAction* action);    // cmd_domstat
 void AddDomifaddrCommand(CLI::App& app, CommandAction* action);   // cmd_domifaddr.cc
 void AddAttachDeviceCommand(CLI::App& app, CommandAction* action);  // cmd_attach_device.cc
 void AddDetachDeviceCommand(CLI::App& app, CommandAction* action);  // cmd_detach_device.cc
+void AddChangeMediaCommand(CLI::App& app, CommandAction* action);  // cmd_change_media.cc
 void AddRunCommand(CLI::App& app, CommandAction* action);
 void AddConsoleCommand(CLI::App& app, CommandAction* action);
 void AddBenchCommand(CLI::App& app, CommandAction* action);

@@ -154,6 +154,8 @@ void RelabelForQemu(const std::vector<LabelTarget>& targets, const QemuUser& use
 
 namespace {
 
+// Gives the file of `r` its recorded owner and mode back, unless another domain still uses it
+// or the path is another file now.
 void Restore(const fs::path& domain_dir, const Record& r) {
   if (RecordedElsewhere(domain_dir, r.dev, r.ino)) return;  // another domain still uses it
   struct stat st {};
@@ -183,8 +185,17 @@ void RestoreLabelsOf(const fs::path& domain_dir, const std::vector<std::string>&
     (named ? give_back : keep).push_back(r);
   }
   if (give_back.empty()) return;
-  WriteRecords(domain_dir, keep);
+  // Restored first: after a SIGKILL here, removing the domain dir restores them again (the same owner).
   for (const Record& r : give_back) Restore(domain_dir, r);
+  WriteRecords(domain_dir, keep);
+}
+
+bool LabelRecorded(const fs::path& domain_dir, const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return false;
+  for (const Record& r : ReadRecords(domain_dir))
+    if (r.dev == static_cast<uint64_t>(st.st_dev) && r.ino == static_cast<uint64_t>(st.st_ino)) return true;
+  return false;
 }
 
 }  // namespace qlaunch::launcher

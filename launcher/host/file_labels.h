@@ -48,4 +48,7 @@ void RestoreLabels(const std::filesystem::path& domain_dir);
 // at run time (or an attach undone) gave QEMU. Call with the state root locked.
 void RestoreLabelsOf(const std::filesystem::path& domain_dir, const std::vector<std::string>& paths);
 
+// Is the file at `path` (its device and inode) recorded in <domain_dir>/labels.json?
+bool LabelRecorded(const std::filesystem::path& domain_dir, const std::string& path);
+
 }  // namespace qlaunch::launcher

@@ -16,6 +16,7 @@
 #include "launcher/host/qemu_user.h"
 #include "launcher/lifecycle/domain_session.h"
 #include "launcher/lifecycle/inputs.h"
+#include "launcher/lifecycle/media_record.h"
 #include "launcher/lifecycle/running_def.h"
 #include "qemu_cmd/hotplug_plan.h"
 
@@ -98,6 +99,7 @@ void FinishDetach(const StateDir& state, const fs::path& dir, qemu::QmpClient& q
     }
   GiveBack(state, dir, change.value("files", std::vector<std::string>{}), st.def);
   if (const std::string socket = change.value("socket", ""); !socket.empty()) ::unlink(socket.c_str());
+  if (const std::string target = change.value("target", ""); !target.empty()) ForgetMedia(dir, target);
 }
 
 // What a killed qlaunch left in change.json, finished or undone as QEMU now has it; and the
@@ -296,12 +298,24 @@ HotplugResult DetachDevice(const StateDir& state, const std::string& name, const
       socket = c.path.empty() ? (dir / "channel" / c.target_name).string() : c.path;
   json release = json::array();
   for (const qemu::QmpCall& c : plan.release) release.push_back(CallJson(c));
+  // A cdrom whose medium change-media changed holds that medium's nodes, not the start's.
+  std::string target;
+  if (!f.devices.disks.empty()) {
+    target = f.devices.disks[0].target_dev;
+    const MediaNodes media = ReadMediaNodes(dir);
+    if (auto it = media.nodes.find(target); it != media.nodes.end()) {
+      release = json::array();
+      for (const char* part : {"-format", "-storage"})
+        if (!it->second.empty()) release.push_back({{"execute", "blockdev-del"}, {"arguments", {{"node-name", it->second + part}}}});
+    }
+  }
 
   const auto t0 = Clock::now();
   HotplugResult r;
   r.element = f.element;
   r.id = plan.id;
-  const json change = {{"op", "detach"}, {"id", plan.id}, {"release", release}, {"files", files}, {"socket", socket}};
+  const json change = {{"op", "detach"}, {"id", plan.id}, {"release", release}, {"files", files}, {"socket", socket},
+                       {"target", target}};
   std::vector<json> pending = PendingDetaches(dir);
   const bool asked_before = std::any_of(pending.begin(), pending.end(), [&](const json& p) { return p.value("id", "") == plan.id; });
   if (!asked_before) {

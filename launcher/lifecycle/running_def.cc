@@ -60,9 +60,14 @@ void Renumber(std::vector<qemu::DeviceRecord>* records, const std::vector<Elemen
   }
 }
 
+// The highest libvirt-N used: plan.json's (attach-device), media.json's (change-media, which
+// records the next one), and before either the start's (one per disk, from the last up).
 unsigned NodeIndexOf(const RunningState& st) {
-  if (st.plan.contains("node_index")) return st.plan["node_index"].get<unsigned>();
   unsigned n = static_cast<unsigned>(st.def.devices.disks.size());
+  if (st.plan.contains("node_index")) n = st.plan["node_index"].get<unsigned>();
+  const json media = json::parse(ReadSmallFile(st.dir / "media.json").value_or("{}"), nullptr, false);
+  if (media.is_object() && media.value("next_node_index", 0u) > 0) n = std::max(n, media.value("next_node_index", 0u) - 1);
+  if (st.plan.contains("node_index")) return n;
   for (const qemu::DeviceRecord& r : st.records)
     for (const auto& [k, v] : r.props)
       if (k == "drive" && v.rfind("libvirt-", 0) == 0) {

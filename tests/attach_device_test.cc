@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "launcher/lifecycle/pci_addresses_of.h"
@@ -93,7 +94,7 @@ class AttachDeviceTest : public LaunchTest {
     if (std::string why = CheckQemuVersion(kQemu72, "7.2"); !why.empty()) GTEST_SKIP() << why;
     fs::create_directories(kImages);
     fs::permissions(kImages, fs::perms(01777));  // libvirt's QEMU makes its channel socket here
-    for (const char* image : {"vda.raw", "vdb.raw", "sdb.raw", "cd.iso", "x,format=qcow2.raw"}) {
+    for (const char* image : {"vda.raw", "vdb.raw", "sdb.raw", "cd.iso", "cd2.iso", "x,format=qcow2.raw"}) {
       const fs::path p = fs::path(kImages) / image;
       std::ofstream(p, std::ios::trunc) << std::string(1 << 20, '\0');
       ASSERT_EQ(::chown(p.c_str(), 0, 0), 0);
@@ -305,6 +306,37 @@ TEST_F(AttachDeviceTest, AChangeCutShortIsFinishedByTheNextCommand) {
   EXPECT_EQ(OwnerOf(std::string(kImages) + "/sdb.raw"), 0u);
   EXPECT_EQ(Qlaunch({"domblklist", kName}).out.find("sdb"), std::string::npos);
   EXPECT_EQ(Qlaunch({"dumpxml", kName}).out.find("channel0"), std::string::npos);
+}
+
+// change-media and attach-device share libvirt's node counter, and a detached cdrom takes the
+// medium it holds now with it: an attached scsi cdrom (libvirt-2), its medium changed
+// (libvirt-3), a scsi disk attached (libvirt-4); the cdrom detached leaves no node of its media.
+TEST_F(AttachDeviceTest, AChangedMediumLeavesWithItsCdrom) {
+  RunResult started = Qlaunch({"start", xml_});
+  ASSERT_EQ(started.exit_code, 0) << started.Describe();
+  const std::string cd2 = std::string(kImages) + "/cd2.iso";
+  auto nodes = [&] {
+    json all = json::parse(Qlaunch({"qemu-monitor-command", kName, R"({"execute":"query-named-block-nodes"})"}).out);
+    std::vector<std::string> out;
+    for (const json& n : all.at("return")) out.push_back(n.at("node-name"));
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  ASSERT_EQ(Qlaunch({"attach-device", kName, File("sdc")}).exit_code, 0);
+  RunResult changed = Qlaunch({"change-media", kName, "sdc", cd2});
+  ASSERT_EQ(changed.exit_code, 0) << changed.Describe();
+  EXPECT_NE(OwnerOf(cd2), 0u);
+  RunResult disk = Qlaunch({"attach-device", kName, File("sdb")});
+  ASSERT_EQ(disk.exit_code, 0) << disk.Describe();
+  EXPECT_EQ(nodes(), (std::vector<std::string>{"libvirt-1-format", "libvirt-1-storage", "libvirt-3-format",
+                                                "libvirt-3-storage", "libvirt-4-format", "libvirt-4-storage"}));
+  RunResult detached = Qlaunch({"detach-device", kName, File("sdc")});
+  EXPECT_EQ(detached.exit_code, 0) << detached.Describe();
+  EXPECT_EQ(nodes(), (std::vector<std::string>{"libvirt-1-format", "libvirt-1-storage", "libvirt-4-format",
+                                                "libvirt-4-storage"}));
+  EXPECT_EQ(OwnerOf(cd2), 0u) << "the changed medium was not given back";
+  EXPECT_EQ(OwnerOf(std::string(kImages) + "/cd.iso"), 0u);
+  EXPECT_EQ(Qlaunch({"domblklist", kName}).out.find("sdc"), std::string::npos);
 }
 
 }  // namespace

@@ -131,6 +131,18 @@ TEST(RunningDef, InterfacesKeepTheirHostSideInOrder) {
   EXPECT_EQ(after.host["interfaces"][0]["tap"], "t1");
 }
 
+// change-media and attach-device share libvirt's node counter: media.json records the next one.
+TEST(RunningDef, NodeIndexCountsChangedMedia) {
+  testing::TempDir tmp;
+  WriteStarted(tmp.path);
+  AtomicWrite(tmp.path / "media.json", R"({"next_node_index": 6, "nodes": {"vda": "libvirt-5"}})");
+  EXPECT_EQ(LoadRunningState(tmp.path).node_index, 5u);
+  RunningState st = LoadRunningState(tmp.path);
+  CommitAttach(&st, "<disk type='file'><source file='/i/c.raw'/><target dev='vdc' bus='virtio'/></disk>",
+               {"disk", 1, "disk", "virtio-blk-pci", "virtio-disk2", {{"drive", "libvirt-6-format"}}, {}}, 6, json());
+  EXPECT_EQ(LoadRunningState(tmp.path).node_index, 6u);
+}
+
 TEST(RunningDef, ChangeJournal) {
   testing::TempDir tmp;
   EXPECT_FALSE(ReadChange(tmp.path));

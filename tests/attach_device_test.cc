@@ -1,7 +1,7 @@
 // attach-device and detach-device against libvirt 9.0. The same TCG q35 guest (a virtio disk,
 // a virtio-scsi and a virtio-serial controller, spare root ports) runs under `virsh create` and
 // under `qlaunch start`; the same device files are attached one after the other (a virtio disk,
-// a scsi disk, a scsi cdrom, a user NIC, a bridge NIC, an rng, a channel), then detached in
+// a scsi disk, a scsi cdrom, a usb disk, a user NIC, a bridge NIC, an rng, a channel), then detached in
 // reverse. After every step both QEMUs report the same devices (info qtree types, query-block,
 // query-chardev, info network, info usb) and both live XMLs the same PCI addresses and aliases.
 // qlaunch also gives each image to QEMU's user while attached and back afterwards, and leaves no
@@ -62,6 +62,8 @@ std::vector<DeviceFile> Devices() {
                   "/sdb.raw'/>\n  <target dev='sdb' bus='scsi'/>\n</disk>\n", d + "/sdb.raw"},
       {"sdc", "<disk type='file' device='cdrom'>\n  <driver name='qemu' type='raw'/>\n  <source file='" + d +
                   "/cd.iso'/>\n  <target dev='sdc' bus='scsi'/>\n  <readonly/>\n</disk>\n", d + "/cd.iso"},
+      {"usb-disk", "<disk type='file' device='disk'>\n  <driver name='qemu' type='raw'/>\n  <source file='" + d +
+                       "/usb.raw'/>\n  <target dev='sdd' bus='usb'/>\n</disk>\n", d + "/usb.raw"},
       {"user-nic", "<interface type='user'>\n  <mac address='52:54:00:71:00:01'/>\n  <model type='virtio'/>\n</interface>\n", ""},
       {"bridge-nic", std::string("<interface type='bridge'>\n  <source bridge='") + kBridge +
                          "'/>\n  <mac address='52:54:00:71:00:02'/>\n  <model type='e1000e'/>\n</interface>\n", ""},
@@ -94,7 +96,7 @@ class AttachDeviceTest : public LaunchTest {
     if (std::string why = CheckQemuVersion(kQemu72, "7.2"); !why.empty()) GTEST_SKIP() << why;
     fs::create_directories(kImages);
     fs::permissions(kImages, fs::perms(01777));  // libvirt's QEMU makes its channel socket here
-    for (const char* image : {"vda.raw", "vdb.raw", "sdb.raw", "cd.iso", "cd2.iso", "x,format=qcow2.raw"}) {
+    for (const char* image : {"vda.raw", "vdb.raw", "sdb.raw", "usb.raw", "cd.iso", "cd2.iso", "x,format=qcow2.raw"}) {
       const fs::path p = fs::path(kImages) / image;
       std::ofstream(p, std::ios::trunc) << std::string(1 << 20, '\0');
       ASSERT_EQ(::chown(p.c_str(), 0, 0), 0);
@@ -133,12 +135,14 @@ class AttachDeviceTest : public LaunchTest {
 };
 
 // Without a guest OS nobody answers a PCIe unplug request: those devices stay (on both sides, as
-// libvirt too keeps them until QEMU reports them gone), while the scsi disks and the channel go at
-// once. tests/attach_device_boot_test.cc has a guest that lets PCI devices go.
+// libvirt too keeps them until QEMU reports them gone), while the scsi and usb disks and the
+// channel go at once. tests/attach_device_boot_test.cc has a guest that lets PCI devices go.
 TEST_F(AttachDeviceTest, EachDeviceComesAndGoesAsUnderLibvirt) {
   if (const std::string& why = LibvirtUnreachable(); !why.empty()) GTEST_SKIP() << why;
   const std::vector<DeviceFile> devices = Devices();
-  auto goes_at_once = [](const std::string& name) { return name == "sdb" || name == "sdc" || name == "channel"; };
+  auto goes_at_once = [](const std::string& name) {
+    return name == "sdb" || name == "sdc" || name == "usb-disk" || name == "channel";
+  };
   std::map<std::string, int> exits;  // "attach-device vdb" -> qlaunch's exit status
   std::map<std::string, uid_t> owners;  // the image's owner after qlaunch's step
   auto sequence = [&](const std::function<RunResult(const std::vector<std::string>&)>& run,

@@ -219,9 +219,20 @@ AttachPlan PlanAttach(const RunningDomain& running, const DeviceFragment& fragme
     names["channel" + std::to_string(n)] = "channel" + std::to_string(k);
     names["charchannel" + std::to_string(n)] = "charchannel" + std::to_string(k);
     plan.fd_name = "charchannel" + std::to_string(k) + "-fd";
+  } else if (!f.controllers.empty()) {
+    // libvirt 9.0 hot-plugs SCSI controllers only (a disk on a bus the domain lacks needs one).
+    const domain::Controller& c = f.controllers[0];
+    if (c.type != "scsi")
+      Fail(def, line, element, "'" + c.type + "' controller cannot be hot plugged (only 'scsi' controllers can)");
+    for (const domain::Controller& other : running.def->devices.controllers)
+      if (other.type == "scsi" && c.index && other.index == c.index)
+        Fail(def, line, element, "the running domain already has a scsi controller with index " + std::to_string(*c.index));
+    def.devices.controllers.push_back(c);
+    PlanControllers(ctx, &planned);
   } else {
     Fail(def, line, element,
-         "qlaunch cannot attach a <" + element + "> to a running domain (it attaches <disk>, <interface>, <rng> and <channel>)");
+         "qlaunch cannot attach a <" + element +
+             "> to a running domain (it attaches <disk>, <interface>, <rng>, <channel> and scsi <controller>)");
   }
 
   PlannedDevice d = TakeLast(planned, element, def, line);
@@ -281,6 +292,17 @@ DetachPlan PlanDetach(const RunningDomain& running, const DeviceFragment& fragme
       if (c.kind == "channel" && c.target_name == f.chardevs[0].target_name) lines.push_back(c.line);
     if (lines.empty())
       Fail(fdef, fragment.line, element, "the running domain has no channel named '" + f.chardevs[0].target_name + "'");
+  } else if (!f.controllers.empty() && f.controllers[0].type == "scsi") {
+    const unsigned index = f.controllers[0].index.value_or(0);
+    const std::string id = "scsi" + std::to_string(index);
+    for (const DeviceRecord& r : running.devices) {
+      const std::string* bus = Prop(r, "bus");
+      if (bus && bus->rfind(id + ".", 0) == 0)
+        Fail(fdef, fragment.line, element, "device cannot be detached: the scsi controller " + id + " is in use by " + r.id);
+    }
+    for (const DeviceRecord& r : running.devices)
+      if (r.element == "controller" && r.id == id) lines.push_back(r.line);
+    if (lines.empty()) Fail(fdef, fragment.line, element, "the running domain has no scsi controller with index " + std::to_string(index));
   } else {
     Fail(fdef, fragment.line, element, "qlaunch cannot detach a <" + element + "> from a running domain");
   }

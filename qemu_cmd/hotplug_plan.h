@@ -7,9 +7,10 @@
 // command that undoes it. Pure: the launcher (launcher/lifecycle/hotplug.h) makes the tap or the
 // socket, runs the commands and records the result.
 //
-// Supported: <disk> (file and block, virtio/sata/scsi/ide bus, disk and cdrom), <interface>
-// (user, ethernet, bridge), <rng> (random and egd), <channel>. Anything else is refused with
-// the reason, naming the device file and line.
+// Supported: <disk> (file and block, virtio/sata/scsi/ide/usb bus, disk and cdrom), <interface>
+// (user, ethernet, bridge), <rng> (random and egd), <channel>, a scsi <controller> (the only
+// controller libvirt 9.0 hot-plugs). Anything else is refused with the reason, naming the device
+// file and line.
 #pragma once
 
 #include <optional>

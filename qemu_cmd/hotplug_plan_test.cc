@@ -127,6 +127,28 @@ TEST(PlanAttach, UsbDiskOnTheFirstFreePort) {
   EXPECT_FALSE(p.record.slot);
 }
 
+// A scsi controller (the only controller libvirt hot-plugs) on a free root port; then its disks
+// have a bus; a controller in use cannot be detached.
+TEST(PlanAttach, ScsiControllerThenItsDisk) {
+  const Running r = Start("q35", kRootPorts);
+  const std::string disk = "<disk type='file'><source file='/i/s.raw'/><target dev='sda' bus='scsi'/></disk>";
+  EXPECT_NE(ErrorOf([&] { Attach(r, disk); }).find("no scsi controller 'scsi0'"), std::string::npos);
+  const AttachPlan c = Attach(r, "<controller type='scsi' index='0' model='virtio-scsi'/>");
+  EXPECT_EQ(c.record.id, "scsi0");
+  EXPECT_EQ(c.record.driver, "virtio-scsi-pci");
+  EXPECT_EQ(c.record.slot->bus, "pci.1");
+  EXPECT_EQ(Commands(c), std::vector<std::string>{"device_add"});
+  EXPECT_NE(ErrorOf([&] { Attach(r, "<controller type='usb' model='qemu-xhci'/>"); })
+                .find("'usb' controller cannot be hot plugged"),
+            std::string::npos);
+  const Running with = Start("q35", std::string(kRootPorts) + "<controller type='scsi' index='0' model='virtio-scsi'/>" +
+                                        "<disk type='file'><source file='/i/s.raw'/><target dev='sda' bus='scsi'/></disk>");
+  EXPECT_NE(ErrorOf([&] {
+              PlanDetach(with.domain, domain::ParseDeviceXml("<controller type='scsi' index='0'/>", "c.xml"));
+            }).find("the scsi controller scsi0 is in use by scsi0-0-0-0"),
+            std::string::npos);
+}
+
 TEST(PlanAttach, EmptyCdromIsADeviceAlone) {
   const Running r = Start("q35", kRootPorts);
   const AttachPlan p = Attach(r, "<disk type='file' device='cdrom'><target dev='sdc' bus='sata'/></disk>");

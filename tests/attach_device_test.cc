@@ -1,7 +1,8 @@
 // attach-device and detach-device against libvirt 9.0. The same TCG q35 guest (a virtio disk,
 // a virtio-scsi and a virtio-serial controller, spare root ports) runs under `virsh create` and
 // under `qlaunch start`; the same device files are attached one after the other (a virtio disk,
-// a scsi disk, a scsi cdrom, a usb disk, a user NIC, a bridge NIC, an rng, a channel), then detached in
+// a scsi disk, a scsi cdrom, a usb disk, a user NIC, a bridge NIC, an rng, a channel, a scsi
+// controller), then detached in
 // reverse. After every step both QEMUs report the same devices (info qtree types, query-block,
 // query-chardev, info network, info usb) and both live XMLs the same PCI addresses and aliases.
 // qlaunch also gives each image to QEMU's user while attached and back afterwards, and leaves no
@@ -71,6 +72,7 @@ std::vector<DeviceFile> Devices() {
       // libvirt matches a channel to detach by its source too: a path both sides know.
       {"channel", "<channel type='unix'>\n  <source mode='bind' path='" + d + "/channel.sock'/>\n"
                   "  <target type='virtio' name='org.qlaunch.test.0'/>\n</channel>\n", ""},
+      {"scsi-controller", "<controller type='scsi' index='1' model='virtio-scsi'/>\n", ""},
   };
 }
 

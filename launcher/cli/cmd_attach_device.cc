@@ -48,10 +48,11 @@ void AddAttachDeviceCommand(CLI::App& app, CommandAction* action) {
   CLI::App* sub = app.add_subcommand(
       "attach-device",
       "Attach a device to a running domain, live, as `virsh attach-device --live` does. FILE holds one\n"
-      "<disk> (file or block; virtio, sata, scsi or ide; disk or cdrom), <interface> (user, ethernet or\n"
-      "bridge: qlaunch makes the tap and hands it to QEMU), <rng> or <channel>. It is planned as at\n"
-      "start, with the ids, PCI addresses and QMP objects libvirt 9.0 uses (blockdev-add, netdev_add,\n"
-      "chardev-add, object-add, device_add), and recorded: dumpxml, domblklist and domiflist show it.\n"
+      "<disk> (file or block; virtio, sata, scsi, ide or usb; disk or cdrom), <interface> (user, ethernet\n"
+      "or bridge: qlaunch makes the tap and hands it to QEMU), <rng>, <channel> or a scsi <controller>.\n"
+      "It is planned as at start, with the ids, PCI addresses and QMP objects libvirt 9.0 uses\n"
+      "(blockdev-add, netdev_add, chardev-add, object-add, device_add), and recorded: dumpxml,\n"
+      "domblklist and domiflist show it.\n"
       "A failure leaves the domain as it was. qlaunch keeps no stored definition, so --config and\n"
       "--persistent are refused.\n"
       "Example: qlaunch attach-device vm1 disk.xml");

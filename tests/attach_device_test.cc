@@ -312,6 +312,25 @@ TEST_F(AttachDeviceTest, AChangeCutShortIsFinishedByTheNextCommand) {
   EXPECT_EQ(OwnerOf(std::string(kImages) + "/sdb.raw"), 0u);
   EXPECT_EQ(Qlaunch({"domblklist", kName}).out.find("sdb"), std::string::npos);
   EXPECT_EQ(Qlaunch({"dumpxml", kName}).out.find("channel0"), std::string::npos);
+
+  // change-media killed after QEMU took the new medium: the next command records it (and then
+  // detaches the cdrom with the medium it really holds).
+  const std::string cd = std::string(kImages) + "/cd.iso", cd2 = std::string(kImages) + "/cd2.iso";
+  ASSERT_EQ(Qlaunch({"attach-device", kName, File("sdc")}).exit_code, 0);
+  RunResult media = Qlaunch({"change-media", kName, "sdc", cd2}, {{"QLAUNCH_HOTPLUG_FAULT", "crash"}});
+  EXPECT_EQ(media.exit_code, 9) << media.Describe();
+  EXPECT_NE(Qlaunch({"domblklist", kName}).out.find(" sdc      " + cd), std::string::npos) << "recorded before it was finished";
+  RunResult gone = Qlaunch({"detach-device", kName, File("sdc")});
+  EXPECT_EQ(gone.exit_code, 0) << gone.Describe();
+  // Left: vda's nodes only (sdb had libvirt-2, sdc libvirt-3, the changed medium libvirt-4).
+  json nodes = json::parse(Qlaunch({"qemu-monitor-command", kName, R"({"execute":"query-named-block-nodes"})"}).out);
+  std::vector<std::string> names;
+  for (const json& n : nodes.at("return")) names.push_back(n.at("node-name"));
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"libvirt-1-format", "libvirt-1-storage"}));
+  EXPECT_EQ(OwnerOf(cd), 0u);
+  EXPECT_EQ(OwnerOf(cd2), 0u);
+  EXPECT_FALSE(fs::exists(DomainStateDir(kName) / "change.json"));
 }
 
 // change-media and attach-device share libvirt's node counter, and a detached cdrom takes the

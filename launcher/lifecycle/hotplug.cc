@@ -102,6 +102,31 @@ void FinishDetach(const StateDir& state, const fs::path& dir, qemu::QmpClient& q
   if (const std::string target = change.value("target", ""); !target.empty()) ForgetMedia(dir, target);
 }
 
+// A change-media cut short: QEMU's drive holds the new medium (record it, give the old one
+// back) or not (remove the new nodes, give the new image back).
+void RecoverMedia(const StateDir& state, const fs::path& dir, qemu::QmpClient& qmp, const json& ch,
+                  std::chrono::milliseconds timeout) {
+  std::string node_now;
+  for (const json& b : qmp.Execute("query-block", nullptr, timeout))
+    if (b.value("qdev", "") == ch.value("id", "") && b.contains("inserted")) {
+      node_now = b["inserted"].value("node-name", "");
+      if (node_now.ends_with("-format")) node_now.resize(node_now.size() - 7);
+    }
+  const std::string node = ch.value("node", "");
+  const RunningState st = LoadRunningState(dir);
+  if (node_now == node) {
+    RecordMediaChange(dir, ch.value("target", ""), ch.value("type", "file"), ch.value("source", ""), node,
+                      ch.value("next_node_index", 0u));
+    if (const std::string old = ch.value("old_source", ""); !old.empty() && old != ch.value("source", ""))
+      GiveBack(state, dir, {old}, LoadRunningState(dir).def);
+  } else {
+    if (!node.empty())
+      for (const char* part : {"-format", "-storage"})
+        RunQuietly(qmp, {{"execute", "blockdev-del"}, {"arguments", {{"node-name", node + part}}}}, timeout);
+    if (ch.value("relabelled", false)) GiveBack(state, dir, {ch.value("source", "")}, st.def);
+  }
+}
+
 // What a killed qlaunch left in change.json, finished or undone as QEMU now has it; and the
 // detaches the guest has completed since detach-device stopped waiting.
 void Recover(const StateDir& state, const fs::path& dir, qemu::QmpClient& qmp, std::chrono::milliseconds timeout) {
@@ -122,6 +147,8 @@ void Recover(const StateDir& state, const fs::path& dir, qemu::QmpClient& qmp, s
       }
     } else if (ch->value("op", "") == "detach") {
       pending.push_back(*ch);  // asked of QEMU or not: settled below by whether the device exists
+    } else if (ch->value("op", "") == "media") {
+      RecoverMedia(state, dir, qmp, *ch, timeout);
     }
     ClearChange(dir);
   }
@@ -138,7 +165,7 @@ void Recover(const StateDir& state, const fs::path& dir, qemu::QmpClient& qmp, s
 
 // Testing aid: $QLAUNCH_HOTPLUG_FAULT=device_add makes QEMU's device_add fail as if QEMU refused
 // it (after the backends were added: the undo path); =crash ends qlaunch once the QMP commands
-// succeeded, before the state dir records them (change.json recovery).
+// succeeded, before the state dir records them (change.json recovery; change-media too).
 bool Fault(const char* what) {
   const char* f = std::getenv("QLAUNCH_HOTPLUG_FAULT");
   return f && std::string(f) == what;
@@ -181,6 +208,11 @@ void MakeHostDevice(const qemu::AttachPlan& plan, const domain::DeviceFragment& 
 }
 
 }  // namespace
+
+void RecoverChanges(const StateDir& state, const std::string& name, qemu::QmpClient& qmp,
+                    std::chrono::milliseconds timeout) {
+  Recover(state, state.DomainDir(name), qmp, timeout);
+}
 
 json ToJson(const HotplugResult& r) {
   json j = {{"element", r.element}, {"alias", r.id}, {"ms", r.ms}};

@@ -4,14 +4,18 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "domain/parser.h"
 #include "launcher/host/file_labels.h"
 #include "launcher/host/qemu_user.h"
 #include "launcher/lifecycle/domain_session.h"
+#include "launcher/lifecycle/hotplug.h"
 #include "launcher/lifecycle/media_record.h"
 #include "launcher/lifecycle/running_def.h"
 #include "qemu_cmd/disk_plan.h"
@@ -135,6 +139,7 @@ ChangeMediaResult ChangeMedia(const StateDir& state, const ChangeMediaOptions& o
   if (o.action == MediaAction::kInsert && o.source.empty()) Fail("No source is specified for inserting media (give FILE)");
   if (o.action == MediaAction::kUpdate && o.source.empty()) o.action = MediaAction::kEject;  // as virsh: no new source
   DomainSession s = OpenDomainSession(state, o.name, Verb::kChangeMedia, o.qmp_timeout);
+  RecoverChanges(state, o.name, *s.qmp, o.qmp_timeout);
   const fs::path dir = state.DomainDir(o.name);
   const fs::path xml_path = RunningXmlPath(dir);
   const std::optional<std::string> xml = ReadSmallFile(xml_path);
@@ -182,6 +187,11 @@ ChangeMediaResult ChangeMedia(const StateDir& state, const ChangeMediaOptions& o
     }
   }
 
+  // The journal (launcher/lifecycle/running_def.h): a qlaunch killed from here on is finished or
+  // undone by the next command that changes the domain.
+  WriteChange(dir, {{"op", "media"}, {"id", r.device_id}, {"target", r.target}, {"type", disk.type},
+                    {"source", o.source}, {"node", r.new_node}, {"next_node_index", index_now + 1},
+                    {"old_source", r.old_source}, {"relabelled", relabelled}});
   Sender send(*s.qmp, o.qmp_timeout, &r.commands);
   bool added = false;
   try {
@@ -208,10 +218,13 @@ ChangeMediaResult ChangeMedia(const StateDir& state, const ChangeMediaOptions& o
     if (added)
       for (const qemu::QmpCommand& c : plan.rollback) send.TrySend(c);
     give_back_new();
+    ClearChange(dir);
     throw std::runtime_error("domain " + o.name + ": cannot change the media of '" + r.target + "': " + e.what());
   }
 
+  if (const char* f = std::getenv("QLAUNCH_HOTPLUG_FAULT"); f && std::string(f) == "crash") std::_Exit(9);
   RecordMediaChange(dir, r.target, disk.type, o.source, r.new_node, index_now + 1);
+  ClearChange(dir);
   // The old medium goes back to its owner, unless something of this domain still uses it.
   if (!r.old_source.empty() && !UsedElsewhere(def, index, r.old_source) &&
       (o.source.empty() || !SameFile(r.old_source, o.source)))

@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/boot_kernel.h"
 #include "support/launch_env.h"
 
 namespace qlaunch::testing {
@@ -22,16 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string NewestKernelVersion() {
-  std::string best;
-  for (const auto& e : fs::directory_iterator("/boot")) {
-    std::string n = e.path().filename().string();
-    if (n.rfind("vmlinuz-", 0) == 0 && fs::exists("/lib/modules/" + n.substr(8) + "/modules.dep") && n.substr(8) > best)
-      best = n.substr(8);
-  }
-  return best;
-}
 
 class AttachDeviceBootTest : public LaunchTest {};
 

@@ -17,6 +17,7 @@
 #include <set>
 #include <thread>
 
+#include "support/boot_kernel.h"
 #include "support/launch_env.h"
 #include "support/libvirt.h"
 #include "support/slurp.h"
@@ -250,16 +251,6 @@ TEST_F(DomstatsTest, DomifaddrLeaseAndClearErrors) {
             std::string::npos)
       << none.Describe();
   EXPECT_EQ(Qlaunch({"destroy", "st2"}).exit_code, 0);
-}
-
-std::string NewestKernelVersion() {
-  std::string best;
-  for (const auto& e : fs::directory_iterator("/boot")) {
-    std::string n = e.path().filename().string();
-    if (n.rfind("vmlinuz-", 0) == 0 && fs::exists("/lib/modules/" + n.substr(8) + "/modules.dep") && n.substr(8) > best)
-      best = n.substr(8);
-  }
-  return best;
 }
 
 class GuestAgentTest : public LaunchTest {

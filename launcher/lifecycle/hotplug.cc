@@ -226,15 +226,38 @@ json ToJson(const HotplugResult& r) {
   return j;
 }
 
+namespace {
+
+// What attach and detach begin with: the domain's QMP session (the state table asked for
+// `verb`), what a killed qlaunch left settled, the running state, the device file.
+struct Change {
+  DomainSession session;
+  fs::path dir;
+  RunningState st;
+  domain::DeviceFragment fragment;
+  qemu::RunningDomain running() const { return {&st.def, st.records, st.node_index, (dir / "channel").string()}; }
+};
+
+Change BeginChange(const StateDir& state, const std::string& name, Verb verb, const std::string& device_file,
+                   std::chrono::milliseconds timeout) {
+  Change c{OpenDomainSession(state, name, verb, timeout), state.DomainDir(name), {}, {}};
+  Recover(state, c.dir, *c.session.qmp, timeout);
+  c.st = LoadRunningState(c.dir);
+  c.fragment = domain::ParseDeviceFile(device_file);
+  return c;
+}
+
+}  // namespace
+
 HotplugResult AttachDevice(const StateDir& state, const std::string& name, const std::string& device_file,
                            const HotplugOptions& opts) {
-  DomainSession s = OpenDomainSession(state, name, Verb::kAttachDevice, opts.qmp_timeout);
-  const fs::path dir = state.DomainDir(name);
-  Recover(state, dir, *s.qmp, opts.qmp_timeout);
-  RunningState st = LoadRunningState(dir);
-  const domain::DeviceFragment f = domain::ParseDeviceFile(device_file);
+  Change c = BeginChange(state, name, Verb::kAttachDevice, device_file, opts.qmp_timeout);
+  DomainSession& s = c.session;
+  const fs::path& dir = c.dir;
+  RunningState& st = c.st;
+  const domain::DeviceFragment& f = c.fragment;
   const std::string text = ReadSmallFile(device_file).value_or("");
-  const qemu::RunningDomain running{&st.def, st.records, st.node_index, (dir / "channel").string()};
+  const qemu::RunningDomain running = c.running();
   const json argv = st.plan.value("argv", json::array());
   if (argv.empty() || !argv[0].is_string()) throw std::runtime_error(dir.string() + "/plan.json names no emulator");
   const qemu::QemuCaps caps = LoadCaps(argv[0].get<std::string>());
@@ -310,12 +333,12 @@ HotplugResult AttachDevice(const StateDir& state, const std::string& name, const
 
 HotplugResult DetachDevice(const StateDir& state, const std::string& name, const std::string& device_file,
                            const HotplugOptions& opts) {
-  DomainSession s = OpenDomainSession(state, name, Verb::kDetachDevice, opts.qmp_timeout);
-  const fs::path dir = state.DomainDir(name);
-  Recover(state, dir, *s.qmp, opts.qmp_timeout);
-  RunningState st = LoadRunningState(dir);
-  const domain::DeviceFragment f = domain::ParseDeviceFile(device_file);
-  const qemu::RunningDomain running{&st.def, st.records, st.node_index, (dir / "channel").string()};
+  Change c = BeginChange(state, name, Verb::kDetachDevice, device_file, opts.qmp_timeout);
+  DomainSession& s = c.session;
+  const fs::path& dir = c.dir;
+  const RunningState& st = c.st;
+  const domain::DeviceFragment& f = c.fragment;
+  const qemu::RunningDomain running = c.running();
   const qemu::DetachPlan plan = qemu::PlanDetach(running, f);
 
   // What the running element holds on the host: its image, its own socket.

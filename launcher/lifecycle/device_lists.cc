@@ -33,6 +33,10 @@ std::string NicSource(const xmlNode* nic) {
   return "";
 }
 
+json OrNull(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+}  // namespace
+
 std::vector<const xmlNode*> DevicesNamed(const domain::XmlDoc& doc, const char* name) {
   std::vector<const xmlNode*> out;
   for (const xmlNode* devices : ElementChildren(doc.Root(), "devices"))
@@ -40,9 +44,6 @@ std::vector<const xmlNode*> DevicesNamed(const domain::XmlDoc& doc, const char* 
   return out;
 }
 
-json OrNull(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
-
-}  // namespace
 
 std::vector<BlockRow> BlockDevices(const std::string& domain_xml, const std::string& file) {
   const domain::XmlDoc doc = domain::XmlDoc::Parse(domain_xml, file);

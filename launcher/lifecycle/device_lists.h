@@ -5,7 +5,10 @@
 #include <string>
 #include <vector>
 
+#include <libxml/tree.h>
 #include <nlohmann/json.hpp>
+
+#include "domain/xml_doc.h"
 
 namespace qlaunch::launcher {
 
@@ -20,6 +23,10 @@ struct BlockRow {
 struct InterfaceRow {
   std::string interface, type, source, model, mac;
 };
+
+// The elements named `name` among the <devices> of a parsed domain XML, in document order
+// (dom_stats.cc reads them too).
+std::vector<const xmlNode*> DevicesNamed(const domain::XmlDoc& doc, const char* name);
 
 // Throw DiagnosticError when the XML does not parse.
 std::vector<BlockRow> BlockDevices(const std::string& domain_xml, const std::string& file);

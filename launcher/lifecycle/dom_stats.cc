@@ -6,6 +6,7 @@
 
 #include "domain/xml_doc.h"
 #include "domain/xml_node.h"
+#include "launcher/lifecycle/device_lists.h"
 
 namespace qlaunch::launcher {
 
@@ -170,13 +171,6 @@ std::string AttrOfChild(const xmlNode* node, const char* child, const char* attr
   for (const xmlNode* c : ElementChildren(node, child))
     if (auto v = NodeAttr(c, attr)) return *v;
   return "";
-}
-
-std::vector<const xmlNode*> DevicesNamed(const domain::XmlDoc& doc, const char* name) {
-  std::vector<const xmlNode*> out;
-  for (const xmlNode* devices : ElementChildren(doc.Root(), "devices"))
-    for (const xmlNode* d : ElementChildren(devices, name)) out.push_back(d);
-  return out;
 }
 
 }  // namespace

@@ -76,12 +76,12 @@ std::vector<LabelTarget> DeviceLabelTargets(const domain::DeviceFragment& f) {
 
 void GiveBack(const StateDir& state, const fs::path& dir, const std::vector<std::string>& files,
               const domain::DomainDef& still_running) {
+  // What the domain still opens keeps its owner (read once: it opens qcow2 headers for their
+  // backing chains).
+  const std::vector<LabelTarget> in_use = LabelTargets(still_running);
   std::vector<std::string> give;
-  for (const std::string& f : files) {
-    bool used = false;
-    for (const LabelTarget& t : LabelTargets(still_running)) used |= t.path == f;
-    if (!used) give.push_back(f);
-  }
+  for (const std::string& f : files)
+    if (std::none_of(in_use.begin(), in_use.end(), [&](const LabelTarget& t) { return t.path == f; })) give.push_back(f);
   if (!give.empty()) state.WithLock([&] { RestoreLabelsOf(dir, give); });
 }
 

@@ -53,6 +53,7 @@ DeviceFragment ParseDeviceXml(std::string_view xml, const std::string& file) {
   xmlNode* root = xmlDocGetRootElement(doc.MutableDoc());
   DeviceFragment out;
   out.file = file;
+  out.text = std::string(xml);
   out.element = NodeName(root);
   out.line = NodeLine(root);
   if (out.element == "domain" || out.element == "devices")

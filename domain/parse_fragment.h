@@ -12,6 +12,7 @@ namespace qlaunch::domain {
 
 struct DeviceFragment {
   std::string file;     // the device XML's path, for diagnostics
+  std::string text;     // the bytes parsed (what a record of the device keeps)
   std::string element;  // the root element's name: "disk", "interface", ...
   int line = 0;         // its line in the file
   Devices devices;      // exactly one device, in the list of its family

@@ -22,6 +22,7 @@ TEST(ParseDeviceXml, OneDeviceOfItsFamily) {
       "  <target dev='sdb' bus='sata'/>\n</disk>\n",
       "dev.xml");
   EXPECT_EQ(f.file, "dev.xml");
+  EXPECT_EQ(f.text.rfind("<?xml version='1.0'?>\n<disk type='file' device='cdrom'>", 0), 0u);
   EXPECT_EQ(f.element, "disk");
   EXPECT_EQ(f.line, 2);
   ASSERT_EQ(f.devices.disks.size(), 1u);

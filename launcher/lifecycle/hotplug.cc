@@ -256,7 +256,7 @@ HotplugResult AttachDevice(const StateDir& state, const std::string& name, const
   const fs::path& dir = c.dir;
   RunningState& st = c.st;
   const domain::DeviceFragment& f = c.fragment;
-  const std::string text = ReadSmallFile(device_file).value_or("");
+  const std::string& text = f.text;  // the bytes parsed, not a second read of the file
   const qemu::RunningDomain running = c.running();
   const json argv = st.plan.value("argv", json::array());
   if (argv.empty() || !argv[0].is_string()) throw std::runtime_error(dir.string() + "/plan.json names no emulator");

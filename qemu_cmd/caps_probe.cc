@@ -50,6 +50,13 @@ class QueryFailed : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Killed by a signal that says it crashed (not one that someone sent to stop it).
+bool CrashedBySignal(int status) {
+  if (!WIFSIGNALED(status)) return false;
+  const int sig = WTERMSIG(status);
+  return sig == SIGSEGV || sig == SIGBUS || sig == SIGABRT || sig == SIGILL || sig == SIGFPE;
+}
+
 // A private directory for the QMP socket and QEMU's output; removed with everything in it.
 class TempDir {
  public:
@@ -222,7 +229,10 @@ CachedCaps RunProbe(const std::string& binary, milliseconds timeout) {
       Reap(child, Clock::now());
     }
     const std::string what = WithLog(exited ? why + "; QEMU " + ExitDescription(status) : why, log);
-    if (query) throw QueryFailed("cannot probe QEMU " + binary + ": " + what);
+    // A QEMU that crashed (rather than exiting with its own error) is worth one more try too: once,
+    // in a CI run with eight starts probing at once, Debian's QEMU 7.2 died of SIGSEGV at
+    // start-up before its QMP socket answered.
+    if (query || (exited && CrashedBySignal(status))) throw QueryFailed("cannot probe QEMU " + binary + ": " + what);
     Fail(binary, what);
   };
 
@@ -294,8 +304,9 @@ QemuCaps ProbeCaps(const std::string& spelled, const ProbeOptions& opts) {
       entry = RunProbe(binary, opts.timeout);
     } catch (const QueryFailed& e) {
       // Once, in a CI run of some hundreds of probes, Debian's QEMU 7.2 answered our
-      // well-formed qom-list-properties with "Parameter 'typename' is missing". Probing is
-      // free of side effects, so a failed exchange is tried once more with a fresh QEMU.
+      // well-formed qom-list-properties with "Parameter 'typename' is missing"; once it crashed
+      // before answering at all. Probing is free of side effects, so a failed exchange or a
+      // crash is tried once more with a fresh QEMU.
       std::fprintf(stderr, "qlaunch: warning: %s; probing once more\n", e.what());
       entry = RunProbe(binary, opts.timeout);
     }

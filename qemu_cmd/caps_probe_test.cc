@@ -329,6 +329,49 @@ TEST(ProbeCapsErrors, AQmpExchangeThatFailsTwiceIsReported) {
   EXPECT_EQ(n, 2) << "one probe and exactly one retry";
 }
 
+// A QEMU that crashes before its QMP socket answers (seen once in CI: SIGSEGV at start-up, eight
+// starts probing at once) is tried once more; one that exits with its own error is not.
+TEST(ProbeCaps, AQemuThatCrashesAtStartIsTriedOnceMore) {
+  if (::access(kQemu72, X_OK) != 0) GTEST_SKIP() << kQemu72 << " is not installed (apt-get install qemu-system-x86)";
+  TempDir dir;
+  const fs::path count = dir.path / "runs";
+  fs::path qemu = WriteScript(dir.path / "qemu", "n=$(cat " + count.string() + " 2>/dev/null || echo 0); echo $((n + 1)) > " +
+                                                     count.string() + "\nif [ $n -lt 1 ]; then kill -SEGV $$; fi\nexec " +
+                                                     kQemu72 + " \"$@\"");
+  ::testing::internal::CaptureStderr();
+  std::optional<QemuCaps> caps;
+  std::string error;
+  try {
+    caps = ProbeCaps(qemu.string(), NoCache());
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  std::string warnings = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(caps) << error;
+  EXPECT_EQ(caps->major, 7);
+  EXPECT_TRUE(Contains(warnings, "it exited before its QMP socket answered; QEMU was killed by signal Segmentation fault"))
+      << warnings;
+  EXPECT_TRUE(Contains(warnings, "probing once more")) << warnings;
+  int n = 0;
+  std::ifstream(count) >> n;
+  EXPECT_EQ(n, 2);
+}
+
+TEST(ProbeCapsErrors, AQemuThatExitsWithItsOwnErrorIsNotTriedAgain) {
+  TempDir dir;
+  const fs::path count = dir.path / "runs";
+  fs::path qemu = WriteScript(dir.path / "qemu", "n=$(cat " + count.string() + " 2>/dev/null || echo 0); echo $((n + 1)) > " +
+                                                     count.string() + "\necho 'no such machine' >&2; exit 1");
+  ::testing::internal::CaptureStderr();
+  std::string msg = MessageOf([&] { ProbeCaps(qemu.string(), NoCache()); });
+  std::string warnings = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(Contains(msg, "status 1")) << msg;
+  EXPECT_FALSE(Contains(warnings, "probing once more")) << warnings;
+  int n = 0;
+  std::ifstream(count) >> n;
+  EXPECT_EQ(n, 1);
+}
+
 TEST(ProbeCapsErrors, TempDirIsRemoved) {
   // Both after a failure and after a success nothing named qlaunch-probe-* stays behind.
   TempDir tmp;

@@ -76,6 +76,10 @@ class LaunchPoolTrueCountTest : public LaunchTest {
       names.push_back(d.name);
       xmls.push_back(WriteDomain(d));
     }
+    // QEMU's capabilities cached first: the race is for the pool, not eight probes at once.
+    RunResult caps = Qlaunch({"capabilities", "--json"});
+    ASSERT_EQ(caps.exit_code, 0) << caps.Describe();
+    ASSERT_FALSE(nlohmann::json::parse(caps.out).at("qemu").is_null()) << caps.Describe();
     std::vector<std::unique_ptr<RunningProcess>> procs;
     for (const auto& xml : xmls)
       procs.push_back(std::make_unique<RunningProcess>(

@@ -166,6 +166,7 @@ TEST_F(LaunchVerbsTest, EveryVerbNamesADomainThatIsNotRunning) {
                                              {"domblklist", "nope"},
                                              {"domiflist", "nope"},
                                              {"change-media", "nope", "sda", "/etc/hostname"},
+                                             {"setmem", "nope", "1G"},
                                              {"qemu-monitor-command", "nope", R"({"execute":"query-status"})"}}) {
     RunResult r = Qlaunch(args);
     EXPECT_EQ(r.exit_code, 1) << r.Describe();

@@ -36,6 +36,7 @@ void BuildCli(CLI::App& app, CommandAction* action) {
   AddAttachDeviceCommand(app, action);
   AddDetachDeviceCommand(app, action);
   AddChangeMediaCommand(app, action);
+  AddSetmemCommand(app, action);
   AddConsoleCommand(app, action);
   AddPreallocCommand(app, action);
   AddBenchCommand(app, action);

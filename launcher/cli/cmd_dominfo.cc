@@ -36,7 +36,8 @@ int Run(const Options& o) {
   row("Pid:", std::to_string(info["pid"].get<int>()));
   row("User:", info["user"]);
   row("vCPUs:", std::to_string(info["vcpus"].get<unsigned>()));
-  row("Memory:", Bytes(info["memory_bytes"]));
+  row("Max memory:", Bytes(info["memory_bytes"]));
+  row("Used memory:", Bytes(info["used_memory_bytes"]));
   std::string sizes;
   for (uint64_t s : info["page_sizes"]) sizes += (sizes.empty() ? "" : ", ") + (s ? Bytes(s) : std::string("4 KiB"));
   row("Page sizes:", sizes);
@@ -73,7 +74,8 @@ void AddDominfoCommand(CLI::App& app, CommandAction* action) {
       "Example: qlaunch dominfo --json two-cells");
   sub->add_option("NAME", o->name, "the domain's <name>")->required();
   sub->add_flag("--json", o->json,
-                "print {\"name\",\"state\",\"pid\",\"user\",\"vcpus\",\"memory_bytes\",\"page_sizes\",\"prealloc\",\n"
+                "print {\"name\",\"state\",\"pid\",\"user\",\"vcpus\",\"memory_bytes\",\"used_memory_bytes\" (the balloon's\n"
+                "actual),\"page_sizes\",\"prealloc\",\n"
                 "\"memory_by_node\":{\"<node>\":bytes},\"planned_by_node\",\"backends\":[{...,\"memory_source\":\n"
                 "\"backing\"|\"qemu-mapped\"}]}");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });

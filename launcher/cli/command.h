@@ -34,6 +34,7 @@ void AddDomifaddrCommand(CLI::App& app, CommandAction* action);   // cmd_domifad
 void AddAttachDeviceCommand(CLI::App& app, CommandAction* action);  // cmd_attach_device.cc
 void AddDetachDeviceCommand(CLI::App& app, CommandAction* action);  // cmd_detach_device.cc
 void AddChangeMediaCommand(CLI::App& app, CommandAction* action);  // cmd_change_media.cc
+void AddSetmemCommand(CLI::App& app, CommandAction* action);       // cmd_setmem.cc
 void AddRunCommand(CLI::App& app, CommandAction* action);
 void AddConsoleCommand(CLI::App& app, CommandAction* action);
 void AddBenchCommand(CLI::App& app, CommandAction* action);

@@ -10,6 +10,7 @@
 
 #include "common/id_set.h"
 #include "domain/parser.h"
+#include "launcher/lifecycle/balloon.h"
 #include "launcher/lifecycle/destroy.h"
 #include "launcher/lifecycle/domain_list.h"
 #include "launcher/lifecycle/numa_maps.h"
@@ -67,6 +68,10 @@ json DomainInfo(const StateDir& state, const std::string& name) {
               {"memory_bytes", def.memory_bytes},
               {"graphics", json::array()},
               {"interfaces", json::array()}};
+  // What the guest holds now: the balloon's actual (libvirt's "Used memory"); without a balloon,
+  // all of it.
+  out["used_memory_bytes"] =
+      BalloonActual((dir / "qmp.sock").string(), std::chrono::seconds(5)).value_or(def.memory_bytes);
   json devices = ReadDevicesJson(state, name);
   out["graphics"] = devices.value("graphics", json::array());
   out["interfaces"] = devices.value("interfaces", json::array());

@@ -1,0 +1,147 @@
+// setmem: the balloon's target of a running domain, as `virsh setmem --live` sets it, and
+// dominfo's "Used memory" (query-balloon's actual). The refusals on a guest that never boots
+// (libvirt's wording; nothing sent to QEMU), then a booted guest (Debian's kernel, a busybox
+// initramfs with virtio_balloon, tests/boot/hotplug-init reporting its MemTotal every second)
+// whose memory shrinks and grows back. Under TCG.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "support/boot_kernel.h"
+#include "support/launch_env.h"
+
+namespace qlaunch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class SetmemTest : public LaunchTest {
+ protected:
+  // A 256 MiB TCG domain with `balloon` as its <memballoon> model and `os` inside <os>.
+  std::string WriteXml(const std::string& name, const std::string& balloon, const std::string& os = "") {
+    const fs::path xml = tmp() / (name + ".xml");
+    std::ofstream(xml) << "<domain type='qemu'>\n  <name>" << name << "</name>\n  <memory unit='MiB'>256</memory>\n"
+                       << "  <vcpu>1</vcpu>\n  <os>\n    <type arch='x86_64' machine='pc'>hvm</type>\n" << os
+                       << "  </os>\n  <devices>\n" << extra_devices_ << "    <memballoon model='" << balloon
+                       << "'/>\n  </devices>\n</domain>\n";
+    return xml.string();
+  }
+  uint64_t UsedMemory(const std::string& name) {
+    RunResult r = Qlaunch({"dominfo", "--json", name});
+    EXPECT_EQ(r.exit_code, 0) << r.Describe();
+    return r.exit_code == 0 ? json::parse(r.out).at("used_memory_bytes").get<uint64_t>() : 0;
+  }
+  std::string extra_devices_;
+};
+
+TEST_F(SetmemTest, RefusedAsLibvirtRefusesAndNothingSent) {
+  RunResult started = Qlaunch({"start", WriteXml("sm-balloon", "virtio")});
+  ASSERT_EQ(started.exit_code, 0) << started.Describe();
+  EXPECT_EQ(UsedMemory("sm-balloon"), 256u << 20) << "no driver in the guest: the balloon holds nothing";
+
+  struct Case {
+    std::vector<std::string> args;
+    std::string error;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"setmem", "sm-balloon", "262145"}, "cannot set memory higher than max memory (262145 KiB asked, <memory> is 262144 KiB)"},
+           {{"setmem", "sm-balloon", "1T"}, "cannot set memory higher than max memory"},
+           {{"setmem", "sm-balloon", "12Q"}, "invalid memory size '12Q'"},
+           {{"setmem", "sm-balloon", "M"}, "invalid memory size 'M'"},
+           {{"setmem", "sm-balloon", "0"}, "at least 1 KiB"},
+           {{"setmem", "--config", "sm-balloon", "128M"}, "keeps no stored definition"},
+       }) {
+    RunResult r = Qlaunch(c.args);
+    EXPECT_EQ(r.exit_code, 1) << r.Describe();
+    EXPECT_NE(r.err.find(c.error), std::string::npos) << r.Describe();
+  }
+  // Within <memory>: QEMU takes the target (a guest without a driver does not move).
+  for (const std::string& size : {"128M", "131072", "256MiB", "128m"}) {
+    RunResult r = Qlaunch({"setmem", "--json", "sm-balloon", size});
+    ASSERT_EQ(r.exit_code, 0) << r.Describe();
+    const json out = json::parse(r.out);
+    const uint64_t want = size == "256MiB" ? 256u << 20 : 128u << 20;
+    EXPECT_EQ(out.at("target_bytes").get<uint64_t>(), want) << size;
+    EXPECT_EQ(out.at("qmp"), json({{"execute", "balloon"}, {"arguments", {{"value", want}}}})) << size;
+  }
+  EXPECT_EQ(Qlaunch({"destroy", "sm-balloon"}).exit_code, 0);
+
+  // Without a balloon: libvirt's message, and the domain runs on.
+  ASSERT_EQ(Qlaunch({"start", WriteXml("sm-none", "none")}).exit_code, 0);
+  RunResult none = Qlaunch({"setmem", "sm-none", "128M"});
+  EXPECT_EQ(none.exit_code, 1) << none.Describe();
+  EXPECT_NE(none.err.find("Unable to change memory of active domain without the balloon device and guest OS balloon "
+                          "driver (its XML has <memballoon model='none'>)"),
+            std::string::npos)
+      << none.Describe();
+  EXPECT_EQ(UsedMemory("sm-none"), 256u << 20) << "without a balloon, all of <memory>";
+  EXPECT_EQ(Qlaunch({"destroy", "sm-none"}).exit_code, 0);
+}
+
+TEST_F(SetmemTest, ABootedGuestGivesMemoryBackAndTakesItAgain) {
+  const std::string kver = NewestKernelVersion();
+  if (kver.empty()) GTEST_SKIP() << "no /boot/vmlinuz-* with its modules (scripts/setup installs linux-image-amd64)";
+  const fs::path kernel = tmp() / "vmlinuz", initrd = tmp() / "initrd.gz", serial = tmp() / "serial.log";
+  fs::copy_file("/boot/vmlinuz-" + kver, kernel);
+  const std::string make = std::string(QLAUNCH_SOURCE_DIR) + "/tests/boot/make-device-initramfs " + kver + " " +
+                           initrd.string() + " hotplug-init";
+  ASSERT_EQ(std::system(make.c_str()), 0) << make;
+  extra_devices_ = "    <serial type='file'><source path='" + serial.string() + "'/></serial>\n";
+  const std::string xml =
+      WriteXml("sm-boot", "virtio",
+               "    <kernel>" + kernel.string() + "</kernel>\n    <initrd>" + initrd.string() +
+                   "</initrd>\n    <cmdline>console=ttyS0 quiet panic=-1</cmdline>\n");
+  RunResult started = Qlaunch({"start", xml});
+  ASSERT_EQ(started.exit_code, 0) << started.Describe();
+
+  // The guest's last reported MemTotal (KiB) once `ok` holds for it; 0 when it never did.
+  auto mem_total = [&](const std::function<bool(uint64_t)>& ok, std::chrono::seconds limit) -> uint64_t {
+    const std::regex re("QLAUNCH-HOTPLUG: mem ([0-9]+)\r?\n");
+    for (auto end = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < end;) {
+      std::ifstream log(serial);
+      const std::string console((std::istreambuf_iterator<char>(log)), {});
+      uint64_t last = 0;
+      for (std::sregex_iterator it(console.begin(), console.end(), re), stop; it != stop; ++it)
+        last = std::stoull((*it)[1]);
+      if (last && ok(last)) return last;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    return 0;
+  };
+  auto used_reaches = [&](uint64_t want, std::chrono::seconds limit) {
+    uint64_t used = 0;
+    for (auto end = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < end;) {
+      if ((used = UsedMemory("sm-boot")) == want) return used;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    return used;
+  };
+  const uint64_t full = mem_total([](uint64_t) { return true; }, std::chrono::seconds(120));
+  ASSERT_GT(full, 0u) << "the guest never reported its memory";
+  EXPECT_EQ(UsedMemory("sm-boot"), 256u << 20);
+
+  // 96 MiB to the balloon: the driver takes it from the guest, which sees that much less.
+  ASSERT_EQ(Qlaunch({"setmem", "sm-boot", "160M"}).exit_code, 0);
+  EXPECT_EQ(used_reaches(160u << 20, std::chrono::seconds(60)), 160u << 20);
+  const uint64_t shrunk = mem_total([&](uint64_t kib) { return kib + 90 * 1024 <= full; }, std::chrono::seconds(30));
+  EXPECT_EQ(full - shrunk, 96u * 1024) << "MemTotal " << full << " KiB before, " << shrunk << " KiB after";
+  RunResult text = Qlaunch({"dominfo", "sm-boot"});
+  EXPECT_TRUE(std::regex_search(text.out, std::regex("\nUsed memory: +160 MiB\n"))) << text.Describe();
+  EXPECT_TRUE(std::regex_search(text.out, std::regex("\nMax memory: +256 MiB\n"))) << text.Describe();
+
+  // And back.
+  ASSERT_EQ(Qlaunch({"setmem", "sm-boot", "256M"}).exit_code, 0);
+  EXPECT_EQ(used_reaches(256u << 20, std::chrono::seconds(60)), 256u << 20);
+  EXPECT_EQ(mem_total([&](uint64_t kib) { return kib == full; }, std::chrono::seconds(30)), full);
+  EXPECT_EQ(Qlaunch({"destroy", "sm-boot"}).exit_code, 0);
+}
+
+}  // namespace
+}  // namespace qlaunch::testing

@@ -167,6 +167,7 @@ TEST_F(LaunchVerbsTest, EveryVerbNamesADomainThatIsNotRunning) {
                                              {"domiflist", "nope"},
                                              {"change-media", "nope", "sda", "/etc/hostname"},
                                              {"setmem", "nope", "1G"},
+                                             {"setvcpus", "nope", "2"},
                                              {"qemu-monitor-command", "nope", R"({"execute":"query-status"})"}}) {
     RunResult r = Qlaunch(args);
     EXPECT_EQ(r.exit_code, 1) << r.Describe();

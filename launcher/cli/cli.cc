@@ -37,6 +37,7 @@ void BuildCli(CLI::App& app, CommandAction* action) {
   AddDetachDeviceCommand(app, action);
   AddChangeMediaCommand(app, action);
   AddSetmemCommand(app, action);
+  AddSetvcpusCommand(app, action);
   AddConsoleCommand(app, action);
   AddPreallocCommand(app, action);
   AddBenchCommand(app, action);

@@ -35,7 +35,8 @@ int Run(const Options& o) {
   row("State:", info["state"]);
   row("Pid:", std::to_string(info["pid"].get<int>()));
   row("User:", info["user"]);
-  row("vCPUs:", std::to_string(info["vcpus"].get<unsigned>()));
+  row("CPU(s):", std::to_string(info["vcpus"].get<unsigned>()));
+  row("Max CPU(s):", std::to_string(info["max_vcpus"].get<unsigned>()));
   row("Max memory:", Bytes(info["memory_bytes"]));
   row("Used memory:", Bytes(info["used_memory_bytes"]));
   std::string sizes;
@@ -74,7 +75,7 @@ void AddDominfoCommand(CLI::App& app, CommandAction* action) {
       "Example: qlaunch dominfo --json two-cells");
   sub->add_option("NAME", o->name, "the domain's <name>")->required();
   sub->add_flag("--json", o->json,
-                "print {\"name\",\"state\",\"pid\",\"user\",\"vcpus\",\"memory_bytes\",\"used_memory_bytes\" (the balloon's\n"
+                "print {\"name\",\"state\",\"pid\",\"user\",\"vcpus\" (running),\"max_vcpus\",\"memory_bytes\",\"used_memory_bytes\" (the balloon's\n"
                 "actual),\"page_sizes\",\"prealloc\",\n"
                 "\"memory_by_node\":{\"<node>\":bytes},\"planned_by_node\",\"backends\":[{...,\"memory_source\":\n"
                 "\"backing\"|\"qemu-mapped\"}]}");

@@ -35,6 +35,7 @@ void AddAttachDeviceCommand(CLI::App& app, CommandAction* action);  // cmd_attac
 void AddDetachDeviceCommand(CLI::App& app, CommandAction* action);  // cmd_detach_device.cc
 void AddChangeMediaCommand(CLI::App& app, CommandAction* action);  // cmd_change_media.cc
 void AddSetmemCommand(CLI::App& app, CommandAction* action);       // cmd_setmem.cc
+void AddSetvcpusCommand(CLI::App& app, CommandAction* action);     // cmd_setvcpus.cc
 void AddRunCommand(CLI::App& app, CommandAction* action);
 void AddConsoleCommand(CLI::App& app, CommandAction* action);
 void AddBenchCommand(CLI::App& app, CommandAction* action);

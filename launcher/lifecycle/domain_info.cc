@@ -14,6 +14,7 @@
 #include "launcher/lifecycle/destroy.h"
 #include "launcher/lifecycle/domain_list.h"
 #include "launcher/lifecycle/numa_maps.h"
+#include "launcher/lifecycle/running_def.h"
 #include "prealloc/error.h"
 #include "prealloc/page_nodes.h"
 
@@ -57,14 +58,16 @@ std::optional<std::map<unsigned, uint64_t>> BackingByNode(pid_t pid, const Mappi
 json DomainInfo(const StateDir& state, const std::string& name) {
   const ProcessRef qemu = RunningQemu(state, name, Verb::kDominfo);
   const auto dir = state.DomainDir(name);
-  domain::DomainDef def = domain::ParseDomainFile((dir / "domain.xml").string());
+  // The running definition: <vcpu current> follows setvcpus.
+  domain::DomainDef def = domain::ParseDomainFile(RunningXmlPath(dir).string());
   json plan = json::parse(Slurp(dir / "plan.json"), nullptr, false);
   json out = {{"name", name},
               {"uuid", def.uuid.empty() ? json(nullptr) : json(def.uuid)},
               {"state", QueryStatus((dir / "qmp.sock").string(), std::chrono::seconds(5))},
               {"pid", qemu.pid},
               {"user", Trimmed(Slurp(dir / "user"))},
-              {"vcpus", def.vcpu.count},
+              {"vcpus", def.vcpu.current.value_or(def.vcpu.count)},
+              {"max_vcpus", def.vcpu.count},
               {"memory_bytes", def.memory_bytes},
               {"graphics", json::array()},
               {"interfaces", json::array()}};

@@ -201,6 +201,23 @@ void CommitDetach(RunningState* st, const std::string& name, int line) {
   Save(st, xml);
 }
 
+void CommitVcpus(RunningState* st, unsigned current) {
+  if (st->def.vcpu.current.value_or(st->def.vcpu.count) == current) return;
+  domain::XmlDoc doc = domain::XmlDoc::Parse(st->xml, st->xml_file);
+  xmlNode* root = xmlDocGetRootElement(doc.MutableDoc());
+  xmlNode* vcpu = nullptr;
+  for (xmlNode* c = root ? root->children : nullptr; c && !vcpu; c = c->next)
+    if (c->type == XML_ELEMENT_NODE && domain::NodeName(c) == "vcpu") vcpu = c;
+  if (!vcpu) throw std::runtime_error(st->xml_file + ": no <vcpu> to record " + std::to_string(current) + " vCPUs in");
+  const auto* attr = reinterpret_cast<const xmlChar*>("current");
+  if (current >= st->def.vcpu.count) {
+    xmlUnsetProp(vcpu, attr);
+  } else {
+    xmlSetProp(vcpu, attr, reinterpret_cast<const xmlChar*>(std::to_string(current).c_str()));
+  }
+  Save(st, Serialize(doc.MutableDoc()));
+}
+
 void WriteChange(const fs::path& domain_dir, const json& change) {
   AtomicWrite(domain_dir / "change.json", change.dump(2) + "\n");
 }

@@ -56,6 +56,10 @@ void CommitAttach(RunningState* st, const std::string& element_xml, qemu::Device
 // (and for an interface its devices.json entry).
 void CommitDetach(RunningState* st, const std::string& name, int line);
 
+// The running definition's <vcpu current>: `current` vCPUs of its <vcpu> count run (the
+// attribute goes when all do, as in libvirt's live XML). Devices keep their lines.
+void CommitVcpus(RunningState* st, unsigned current);
+
 // change.json
 void WriteChange(const std::filesystem::path& domain_dir, const nlohmann::json& change);
 std::optional<nlohmann::json> ReadChange(const std::filesystem::path& domain_dir);

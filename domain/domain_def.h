@@ -127,7 +127,7 @@ struct OsDef {
 };
 
 struct MemoryDevice {
-  std::string model;  // dimm | nvdimm
+  std::string model;  // dimm | nvdimm | virtio-mem
   uint64_t size_bytes = 0;
   std::optional<unsigned> node;  // target guest node
   std::optional<IdSet> source_nodemask;
@@ -135,6 +135,9 @@ struct MemoryDevice {
   std::string source_path;  // nvdimm
   std::optional<unsigned> slot;
   std::optional<uint64_t> base;
+  // virtio-mem: <target><block> and <requested> (what is plugged at start), and its PCI <address>.
+  std::optional<uint64_t> block_bytes, requested_bytes;
+  DeviceAddress pci_address;
   MemAccess access = MemAccess::kDefault;
   std::optional<bool> discard;
   int line = 0;

@@ -13,6 +13,9 @@ namespace qlaunch::domain {
 // the largest total ValidateDomain accepts.
 inline constexpr uint64_t kMaxMemoryBytes = 0x7fffffffffffffffull;
 
+// The smallest virtio-mem block libvirt accepts on x86 (the host's THP size there).
+inline constexpr uint64_t kVirtioMemMinBlockBytes = 2ull << 20;
+
 // The sums saturate at UINT64_MAX instead of wrapping (cells of several EiB must not add up to
 // a small <memory>); ValidateDomain refuses anything above kMaxMemoryBytes.
 uint64_t NumaCellsMemoryBytes(const DomainDef& def);

@@ -1,4 +1,5 @@
-// <devices><memory model='dimm'|'nvdimm'>: hot-pluggable guest memory with its own backing.
+// <devices><memory model='dimm'|'nvdimm'|'virtio-mem'>: hot-pluggable guest memory with its own
+// backing. A DIMM sits in a memory slot (<address type='dimm'>), virtio-mem on PCI.
 #include "domain/parse_sections.h"
 
 namespace qlaunch::domain {
@@ -18,9 +19,12 @@ void ParseTarget(ParseContext& ctx, const xmlNode* target, MemoryDevice& mem) {
   if (!size) ctx.Fail(target, "missing <size> in memory device <target>");
   mem.size_bytes = SizeText(ctx, size);
   if (const xmlNode* node = UniqueChild(ctx, target, "node")) mem.node = UIntText(ctx, node);
+  if (mem.model != "virtio-mem") return;
+  if (const xmlNode* block = UniqueChild(ctx, target, "block")) mem.block_bytes = SizeText(ctx, block);
+  if (const xmlNode* requested = UniqueChild(ctx, target, "requested")) mem.requested_bytes = SizeText(ctx, requested);
 }
 
-void ParseAddress(ParseContext& ctx, const xmlNode* address, MemoryDevice& mem) {
+void ParseDimmAddress(ParseContext& ctx, const xmlNode* address, MemoryDevice& mem) {
   std::string type = RequiredAttr(ctx, address, "type");
   if (type != "dimm") {
     ctx.Unsupported(address, "memory device address type '" + type + "' not supported by qlaunch (only dimm), ignored");
@@ -36,19 +40,23 @@ std::optional<MemoryDevice> ParseMemoryDevice(ParseContext& ctx, const xmlNode* 
   MemoryDevice mem;
   mem.line = NodeLine(node);
   mem.model = RequiredAttr(ctx, node, "model");
-  if (mem.model == "virtio-pmem" || mem.model == "virtio-mem" || mem.model == "sgx-epc") {
-    ctx.Unsupported(node, "memory model '" + mem.model + "' not supported by qlaunch (supported: dimm|nvdimm), element ignored");
+  if (mem.model == "virtio-pmem" || mem.model == "sgx-epc") {
+    ctx.Unsupported(node, "memory model '" + mem.model + "' not supported by qlaunch (supported: dimm|nvdimm|virtio-mem), element ignored");
     return std::nullopt;
   }
-  if (mem.model != "dimm" && mem.model != "nvdimm")
-    FailInvalidValue(ctx, node, "model", mem.model, "expected dimm|nvdimm");
+  if (mem.model != "dimm" && mem.model != "nvdimm" && mem.model != "virtio-mem")
+    FailInvalidValue(ctx, node, "model", mem.model, "expected dimm|nvdimm|virtio-mem");
   mem.access = EnumAttr(ctx, node, "access", kMemAccessNames).value_or(MemAccess::kDefault);
   mem.discard = YesNoAttr(ctx, node, "discard");
   if (const xmlNode* source = UniqueChild(ctx, node, "source")) ParseSource(ctx, source, mem);
   const xmlNode* target = UniqueChild(ctx, node, "target");
   if (!target) ctx.Fail(node, "missing <target> in memory device");
   ParseTarget(ctx, target, mem);
-  if (const xmlNode* address = UniqueChild(ctx, node, "address")) ParseAddress(ctx, address, mem);
+  if (mem.model == "virtio-mem") {
+    mem.pci_address = ParsePciAddress(ctx, node, "a virtio-mem device");
+  } else if (const xmlNode* address = UniqueChild(ctx, node, "address")) {
+    ParseDimmAddress(ctx, address, mem);
+  }
   return mem;
 }
 

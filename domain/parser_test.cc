@@ -245,12 +245,42 @@ TEST(Parser, UnsupportedElementsAndAttributesAreWarningsWithFileLineAndElement) 
   EXPECT_EQ(def.devices.memballoon->model, "virtio");
 }
 
+TEST(Parser, VirtioMemHasBlockRequestedAndAPciAddress) {
+  DomainDef def = ParseDomainXml(Doc("<devices>\n"
+                                     "<memory model='virtio-mem'>\n"
+                                     "<source><nodemask>0</nodemask><pagesize unit='KiB'>2048</pagesize></source>\n"
+                                     "<target><size unit='GiB'>2</size><node>0</node><block unit='KiB'>2048</block>"
+                                     "<requested unit='MiB'>512</requested></target>\n"
+                                     "<address type='pci' domain='0x0000' bus='0x04' slot='0x00' function='0x0'/>\n"
+                                     "</memory>\n"
+                                     "<memory model='virtio-mem'><target><size unit='GiB'>1</size><node>0</node>"
+                                     "<block unit='MiB'>2</block></target></memory>\n"
+                                     "</devices>"),
+                                 "m.xml");
+  EXPECT_TRUE(def.warnings.empty());
+  ASSERT_EQ(def.devices.memory.size(), 2u);
+  const MemoryDevice& m = def.devices.memory[0];
+  EXPECT_EQ(m.model, "virtio-mem");
+  EXPECT_EQ(m.line, 3);
+  EXPECT_EQ(m.size_bytes, 2 * kGiB);
+  EXPECT_EQ(m.node, 0u);
+  EXPECT_EQ(m.block_bytes, 2 * kMiB);
+  EXPECT_EQ(m.requested_bytes, 512 * kMiB);
+  EXPECT_EQ(m.source_pagesize_bytes, 2 * kMiB);
+  EXPECT_EQ(m.pci_address.type, "pci");
+  EXPECT_EQ(m.pci_address.bus, 4u);
+  EXPECT_EQ(m.pci_address.slot, 0u);
+  EXPECT_EQ(m.slot, std::nullopt);
+  EXPECT_EQ(def.devices.memory[1].requested_bytes, std::nullopt);  // libvirt: nothing plugged at start
+  EXPECT_EQ(def.devices.memory[1].pci_address.type, "");
+}
+
 TEST(Parser, UnsupportedValuesAreWarningsAndTheElementIsSkipped) {
   DomainDef def = ParseDomainXml(Doc("<devices>\n"
                                      "<disk type='network' device='disk'><target dev='vda' bus='virtio'/></disk>\n"
                                      "<disk type='file' device='floppy'><target dev='fda' bus='fdc'/></disk>\n"
                                      "<serial type='udp'/>\n"
-                                     "<memory model='virtio-mem'><target><size>1024</size></target></memory>\n"
+                                     "<memory model='virtio-pmem'><target><size>1024</size></target></memory>\n"
                                      "<disk type='file'><source file='/a.img'/><target dev='vdb'/></disk>\n"
                                      "</devices>\n"
                                      "<os><type>xen</type></os>"),
@@ -265,7 +295,7 @@ TEST(Parser, UnsupportedValuesAreWarningsAndTheElementIsSkipped) {
   EXPECT_NE(def.warnings[0].message.find("disk type 'network'"), std::string::npos);
   EXPECT_NE(def.warnings[1].message.find("disk device 'floppy'"), std::string::npos);
   EXPECT_NE(def.warnings[2].message.find("serial type 'udp'"), std::string::npos);
-  EXPECT_NE(def.warnings[3].message.find("virtio-mem"), std::string::npos);
+  EXPECT_NE(def.warnings[3].message.find("virtio-pmem"), std::string::npos);
   EXPECT_NE(def.warnings[4].message.find("os type 'xen'"), std::string::npos);
 }
 

@@ -57,7 +57,10 @@ constexpr UnderstoodElement kUnderstood[] = {
     {"domain/devices/memory/target", ""},
     {"domain/devices/memory/target/size", "unit"},
     {"domain/devices/memory/target/node", ""},
-    {"domain/devices/memory/address", "type slot base"},
+    {"domain/devices/memory/target/block", "unit"},
+    {"domain/devices/memory/target/requested", "unit"},
+    {"domain/devices/memory/target/current", "unit"},  // virtio-mem's plugged size in a live XML: output only
+    {"domain/devices/memory/address", "type slot base domain bus function multifunction"},
     {"domain/seclabel", "type model relabel"},
     {"domain/on_poweroff", ""},
     {"domain/on_reboot", ""},

@@ -1,4 +1,5 @@
-// Memory sizes, <memoryBacking> (hugepages and friends) and memory devices (dimm/nvdimm).
+// Memory sizes, <memoryBacking> (hugepages and friends) and memory devices (dimm/nvdimm/virtio-mem).
+#include <algorithm>
 #include <set>
 
 #include "domain/memory_totals.h"
@@ -59,6 +60,27 @@ void CheckHugepages(const DomainDef& def, Findings& out) {
     out.Error(mb.allocation_line, "allocation", "hugepages are not allowed with memory allocation ondemand");
 }
 
+// libvirt 9.0's rules (and words: the differential corpus compares them) for <memory model='virtio-mem'>: a guest node, a block that is a power
+// of two and at least the host's THP size (2 MiB on x86) or the source's page size, and a
+// requested size of whole blocks within the device.
+void CheckVirtioMem(const MemoryDevice& mem, Findings& out) {
+  if (!mem.node) out.Error(mem.line, "memory", "target NUMA node needs to be specified for memory device");
+  const uint64_t block = mem.block_bytes.value_or(0);
+  const uint64_t requested = mem.requested_bytes.value_or(0);
+  if (requested > mem.size_bytes)
+    out.Error(mem.line, "memory",
+              "requested size must be smaller than or equal to @size (" + std::to_string(mem.size_bytes / 1024) + "KiB)");
+  if (block == 0 || (block & (block - 1)) != 0) {
+    out.Error(mem.line, "memory", "block size must be a power of two");
+    return;
+  }
+  const uint64_t min_block = std::max<uint64_t>(kVirtioMemMinBlockBytes, mem.source_pagesize_bytes.value_or(0));
+  if (block < min_block)
+    out.Error(mem.line, "memory", "block size too small, must be at least " + std::to_string(min_block / 1024) + "KiB");
+  else if (requested % block != 0)
+    out.Error(mem.line, "memory", "requested size must be an integer multiple of block size");
+}
+
 void CheckDevice(const DomainDef& def, const MemoryDevice& mem, Findings& out) {
   if (mem.size_bytes == 0) out.Error(mem.line, "memory", "memory device size must be greater than 0");
   if (mem.node && !def.cpu.cells.empty() && !CellIds(def).contains(*mem.node))
@@ -75,6 +97,7 @@ void CheckDevice(const DomainDef& def, const MemoryDevice& mem, Findings& out) {
     if (mem.source_path.empty()) out.Error(mem.line, "memory", "nvdimm memory device needs <source><path>");
     if (mem.discard) out.Error(mem.line, "memory", "discard is not supported for nvdimms");
   }
+  if (mem.model == "virtio-mem") CheckVirtioMem(mem, out);
 }
 
 }  // namespace
@@ -133,6 +156,7 @@ void CheckMemoryDevices(const DomainDef& def, Findings& out) {
   if (!def.max_memory_bytes)
     out.Error(devices.front().line, "memory",
               "cannot use/hotplug a memory device when domain 'maxMemory' is not defined");
+  // libvirt 9.0 counts virtio-mem devices here too, though they take no slot.
   if (def.max_memory_slots && devices.size() > def.max_memory_slots)
     out.Error(devices.front().line, "memory",
               "memory device count '" + std::to_string(devices.size()) + "' exceeds slots count '" +

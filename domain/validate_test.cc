@@ -43,6 +43,11 @@ std::string Named(const std::string& name) {
   return "<domain type='kvm'><name>" + name + "</name><memory>1024</memory></domain>";
 }
 
+// A virtio-mem device of 1 GiB on node 0 with the given <target> tail (block, requested).
+std::string VirtioMem(const std::string& tail, const std::string& source = "", const std::string& node = "<node>0</node>") {
+  return "<memory model='virtio-mem'>" + source + "<target><size unit='GiB'>1</size>" + node + tail + "</target></memory>";
+}
+
 std::vector<Rule> Rules() {
   const std::string dimm = "<memory model='dimm'><target><size unit='GiB'>1</size><node>0</node></target>";
   return {
@@ -151,6 +156,9 @@ std::vector<Rule> Rules() {
       {"more dimms than slots",
        WithDimms(dimm + "</memory>\n" + dimm + "</memory>", "<maxMemory slots='1' unit='GiB'>16</maxMemory>"),
        "memory device count '2' exceeds slots count '1'", 5, "memory"},
+      {"virtio-mem counts against the slots too",
+       WithDimms(dimm + "</memory>\n" + VirtioMem("<block unit='MiB'>2</block>"), "<maxMemory slots='1' unit='GiB'>16</maxMemory>"),
+       "memory device count '2' exceeds slots count '1'", 5, "memory"},
       {"dimm slot beyond slots", WithDimms(dimm + "<address type='dimm' slot='2'/></memory>"),
        "memory device slot '2' exceeds slots count '2'", 5, "memory"},
       {"dimm slot reused",
@@ -163,6 +171,23 @@ std::vector<Rule> Rules() {
        WithDimms("<memory model='nvdimm' discard='yes'><source><path>/tmp/nv</path></source><target><size "
                  "unit='GiB'>1</size></target></memory>"),
        "discard is not supported for nvdimms", 5, "memory"},
+      // virtio-mem (libvirt 9.0's messages)
+      {"virtio-mem without a node", WithDimms(VirtioMem("<block unit='MiB'>2</block>", "", "")),
+       "target NUMA node needs to be specified for memory device", 5, "memory"},
+      {"virtio-mem requested above size",
+       WithDimms(VirtioMem("<block unit='MiB'>2</block><requested unit='GiB'>2</requested>")),
+       "requested size must be smaller than or equal to @size (1048576KiB)", 5, "memory"},
+      {"virtio-mem without a block", WithDimms(VirtioMem("")), "block size must be a power of two", 5, "memory"},
+      {"virtio-mem block not a power of two", WithDimms(VirtioMem("<block unit='KiB'>3072</block>")),
+       "block size must be a power of two", 5, "memory"},
+      {"virtio-mem block below THP size", WithDimms(VirtioMem("<block unit='KiB'>1024</block>")),
+       "block size too small, must be at least 2048KiB", 5, "memory"},
+      {"virtio-mem block below the page size",
+       WithDimms(VirtioMem("<block unit='MiB'>2</block>", "<source><pagesize unit='GiB'>1</pagesize></source>")),
+       "block size too small, must be at least 1048576KiB", 5, "memory"},
+      {"virtio-mem requested not whole blocks",
+       WithDimms(VirtioMem("<block unit='MiB'>4</block><requested unit='MiB'>6</requested>")),
+       "requested size must be an integer multiple of block size", 5, "memory"},
   };
 }
 
@@ -197,6 +222,13 @@ TEST(Validate, ConsistentDomainsHaveNoFindings) {
       "<domain type='kvm'><name>d</name><maxMemory slots='2' unit='GiB'>16</maxMemory><memory unit='GiB'>5</memory>"
       "<vcpu>4</vcpu>" + kOneCell + "<devices>" +
           "<memory model='dimm'><target><size unit='GiB'>1</size><node>0</node></target></memory></devices></domain>",
+      // Two virtio-mem devices beside a DIMM (libvirt counts all three against the slots).
+      "<domain type='kvm'><name>d</name><maxMemory slots='3' unit='GiB'>16</maxMemory><memory unit='GiB'>7</memory>"
+      "<vcpu>4</vcpu>" + kOneCell + "<devices>" +
+          "<memory model='dimm'><target><size unit='GiB'>1</size><node>0</node></target></memory>" +
+          VirtioMem("<block unit='MiB'>2</block><requested unit='MiB'>512</requested>") +
+          VirtioMem("<block unit='GiB'>1</block>", "<source><pagesize unit='GiB'>1</pagesize></source>") +
+          "</devices></domain>",
   };
   for (const std::string& xml : ok) {
     std::vector<Diagnostic> diags = ValidateDomain(ParseDomainXml(xml, "ok.xml"));

@@ -19,6 +19,9 @@ void to_json(nlohmann::json& j, const QemuCaps& c) {
       {"prealloc_threads", c.prealloc_threads},
       {"memfd", c.memfd},
       {"memfd_hugetlb", c.memfd_hugetlb},
+      {"virtio_mem", c.virtio_mem},
+      {"virtio_mem_prealloc", c.virtio_mem_prealloc},
+      {"backend_reserve", c.backend_reserve},
       {"json_object", c.json_object},
       {"sandbox", c.sandbox},
       {"machine_memory_backend", c.machine_memory_backend},
@@ -41,6 +44,9 @@ void from_json(const nlohmann::json& j, QemuCaps& c) {
   c.prealloc_threads = j.value("prealloc_threads", false);
   c.memfd = j.value("memfd", false);
   c.memfd_hugetlb = j.value("memfd_hugetlb", false);
+  c.virtio_mem = j.value("virtio_mem", false);
+  c.virtio_mem_prealloc = j.value("virtio_mem_prealloc", false);
+  c.backend_reserve = j.value("backend_reserve", false);
   c.json_object = j.value("json_object", false);
   c.sandbox = j.value("sandbox", false);
   c.machine_memory_backend = j.value("machine_memory_backend", false);

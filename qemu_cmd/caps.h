@@ -20,6 +20,9 @@ struct QemuCaps {
   bool json_object = false;       // -object accepts JSON (6.0+)
   bool sandbox = false;           // -sandbox is compiled in
   bool machine_memory_backend = false;  // -machine memory-backend= (5.0+)
+  bool virtio_mem = false;          // -device virtio-mem-pci exists (5.1+)
+  bool virtio_mem_prealloc = false;  // ... with "prealloc" (7.1+: the device preallocates what it plugs)
+  bool backend_reserve = false;      // memory backends have "reserve" (6.1+)
   bool kvm = false;               // built with KVM (query-kvm "present") && this host's /dev/kvm opens rw
 
   bool VersionAtLeast(int maj, int min) const { return major > maj || (major == maj && minor >= min); }

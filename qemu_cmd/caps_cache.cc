@@ -20,7 +20,7 @@ using json = nlohmann::json;
 
 namespace {
 
-constexpr int kFormat = 1;
+constexpr int kFormat = 2;  // 2: virtio-mem and backend reserve
 
 std::string PathHash(const std::string& path) {
   uint64_t h = 14695981039346656037ull;  // FNV-1a 64: stable across builds and runs

@@ -151,6 +151,9 @@ CachedCaps Ask(QmpClient& qmp, Clock::time_point deadline) {
   std::set<std::string> file_props = props("memory-backend-file");
   c.prealloc_context = file_props.count("prealloc-context") > 0;
   c.prealloc_threads = file_props.count("prealloc-threads") > 0;
+  c.backend_reserve = file_props.count("reserve") > 0;
+  c.virtio_mem = types.count("virtio-mem-pci") > 0;
+  if (c.virtio_mem) c.virtio_mem_prealloc = props("virtio-mem-pci").count("prealloc") > 0;
 
   if (c.memfd) {
     std::set<std::string> memfd_props = props("memory-backend-memfd");

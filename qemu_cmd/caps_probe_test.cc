@@ -76,6 +76,9 @@ void ExpectMatchesFixture(const QemuCaps& got, const QemuCaps& want) {
   EXPECT_EQ(got.prealloc_threads, want.prealloc_threads);
   EXPECT_EQ(got.memfd, want.memfd);
   EXPECT_EQ(got.memfd_hugetlb, want.memfd_hugetlb);
+  EXPECT_EQ(got.virtio_mem, want.virtio_mem);
+  EXPECT_EQ(got.virtio_mem_prealloc, want.virtio_mem_prealloc);
+  EXPECT_EQ(got.backend_reserve, want.backend_reserve);
   EXPECT_EQ(got.json_object, want.json_object);
   EXPECT_EQ(got.sandbox, want.sandbox);
   EXPECT_EQ(got.machine_memory_backend, want.machine_memory_backend);

@@ -10,9 +10,10 @@ bool IsQ35(const std::string& machine) { return machine == "q35" || machine.star
 
 std::vector<PlannedDevice> PlanDevices(const DeviceContext& ctx) {
   std::vector<PlannedDevice> devices;
-  // libvirt 9.0's argv order: controllers, disks, networks, character devices, inputs,
-  // graphics, video, sound, watchdog, redirdevs, balloon, rng.
+  // libvirt 9.0's argv order: controllers, memory devices, disks, networks, character devices,
+  // inputs, graphics, video, sound, watchdog, redirdevs, balloon, rng.
   PlanControllers(ctx, &devices);
+  PlanMemoryDevices(ctx, &devices);
   PlanDiskDevices(ctx, &devices);
   PlanNetDevices(ctx, &devices);
   PlanCharDevices(ctx, &devices);

@@ -18,6 +18,7 @@
 namespace qlaunch::qemu {
 
 struct PlanOptions;
+struct MemoryLayout;
 
 // What `qlaunch start` made on the host for the devices before planning. Empty (the default,
 // and what domxml-to-native uses): the argv asks QEMU to do it alone where it can.
@@ -44,6 +45,7 @@ enum class PciRank {
   kWatchdog,
   kVideo,          // secondary videos
   kInput,          // virtio input
+  kMemory,         // virtio-mem
   kOther,
 };
 
@@ -88,6 +90,9 @@ struct DeviceContext {
   const QemuCaps* caps = nullptr;
   const PlanOptions* opts = nullptr;
   bool q35 = false;                    // the machine is a q35 (else i440fx "pc")
+  const MemoryLayout* memory = nullptr;  // the planned memory (its devices), when known
+  // memdev id -> its backend's options, rendered (with a thread-context it is the first user of)
+  const std::map<std::string, std::vector<DeviceArg>>* memory_backend_args = nullptr;
 };
 
 // True for "q35" and "pc-q35-*".
@@ -107,5 +112,6 @@ void PlanNetDevices(const DeviceContext& ctx, std::vector<PlannedDevice>* out); 
 void PlanCharDevices(const DeviceContext& ctx, std::vector<PlannedDevice>* out);  // chardev_plan.cc
 void PlanGraphicsDevices(const DeviceContext& ctx, std::vector<PlannedDevice>* out);  // graphics_plan.cc
 void PlanMiscDevices(const DeviceContext& ctx, std::vector<PlannedDevice>* out);  // misc_device_plan.cc
+void PlanMemoryDevices(const DeviceContext& ctx, std::vector<PlannedDevice>* out);  // memory_device_plan.cc
 
 }  // namespace qlaunch::qemu

@@ -118,6 +118,8 @@ nlohmann::json ToJson(const LaunchPlan& plan) {
     Json j = {{"driver", m.driver}, {"id", m.id}, {"memdev", m.memdev}, {"node", m.node}};
     if (m.slot) j["slot"] = *m.slot;
     if (m.addr) j["addr"] = *m.addr;
+    if (m.block_size) j["block_size"] = m.block_size;
+    if (m.requested_size) j["requested_size"] = *m.requested_size;
     memory_devices.push_back(std::move(j));
   }
   Json out;

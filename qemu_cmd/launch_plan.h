@@ -40,8 +40,14 @@ struct MemoryBackend {
   std::string mem_path;           // file backends: dir or file; launcher: /proc/self/fd/N
   int launcher_fd = -1;           // launcher backends: the fd number QEMU inherits
   std::optional<bool> discard;    // discard-data, when the domain says (file backends; as libvirt)
+  std::optional<bool> reserve;    // "reserve", when rendered (virtio-mem: false, as libvirt)
   std::optional<unsigned> guest_node;  // the -numa node / dimm target it serves
-  bool is_device = false;         // dimm/nvdimm backend (rendered with its -device)
+  bool is_device = false;         // dimm/nvdimm/virtio-mem backend (rendered with its -device)
+  // virtio-mem: the backend is rendered by the device plan (the device is a PCI device), and
+  // only the plugged part (requested size) takes pages at start; nobody preallocates the
+  // backend (the device does, for what it plugs).
+  bool virtio_mem = false;
+  uint64_t plugged_bytes = 0;
   // Added by the planner (not rendered): the CPUs the threads that populate this backend run
   // on (its thread-context's CPUs, or for launcher backends the CPUs the launcher's workers
   // should use); empty when nobody preallocates.
@@ -53,13 +59,19 @@ struct MemoryBackend {
   std::string prealloc_reason;
 };
 
-struct MemoryDeviceArg {  // -device pc-dimm / nvdimm after its backend
-  std::string driver;     // pc-dimm | nvdimm
-  std::string id;         // dimm0
+struct MemoryDeviceArg {  // -device pc-dimm / nvdimm / virtio-mem-pci after its backend
+  std::string driver;     // pc-dimm | nvdimm | virtio-mem-pci
+  std::string id;         // dimm0, virtiomem0
   std::string memdev;
   unsigned node = 0;
   std::optional<unsigned> slot;
   std::optional<uint64_t> addr;
+  // virtio-mem: block-size, requested-size (unset: not rendered), prealloc, the XML's PCI address.
+  uint64_t block_size = 0;
+  std::optional<uint64_t> requested_size;
+  bool prealloc = false;
+  domain::DeviceAddress pci_address;
+  int line = 0;  // of the <memory> element
 };
 
 // A device of the plan as it was placed: which element of the XML it came from, the id QEMU knows

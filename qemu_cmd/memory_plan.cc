@@ -92,6 +92,9 @@ class Planner {
   Binding NumatuneBinding(std::optional<unsigned> cell);
   void Fill(MemoryBackend& b, PageChoice page, MemAccess access, std::optional<bool> discard,
             const std::string& nvdimm_path);
+  // One <memory> device: its backend and -device, named by `name` (a DIMM's slot, a
+  // virtio-mem device's rank).
+  void PlanDevice(const domain::MemoryDevice& m, unsigned name);
 
   const DomainDef& def_;
   const HostTopology& host_;
@@ -254,20 +257,25 @@ MemoryLayout Planner::Run() {
     out_.backends.push_back(std::move(b));
   }
 
-  // Slots as libvirt assigns them: a device keeps its <address slot>, the others take the
+  // Slots as libvirt assigns them: a DIMM keeps its <address slot>, the others take the
   // lowest slots nobody asked for, in document order. The slot also names the device
-  // (dimm<slot>, memdimm<slot>), as in libvirt.
+  // (dimm<slot>, memdimm<slot>), as in libvirt. virtio-mem takes no slot: it is named by its
+  // rank among the virtio-mem devices (virtiomem<N>).
   const auto& mems = def_.devices.memory;
   IdSet taken;
   for (const auto& m : mems)
-    if (m.slot) taken.Insert(*m.slot);
-  std::vector<unsigned> slots;
-  unsigned next_free = 0;
+    if (m.slot && m.model != "virtio-mem") taken.Insert(*m.slot);
+  std::vector<unsigned> names;  // the slot, or the virtio-mem rank
+  unsigned next_free = 0, virtio_mem = 0;
   for (const auto& m : mems) {
     if (!def_.max_memory_bytes)
       throw DiagnosticError(PlanError(def_, m.line, "memory", "memory devices need <maxMemory slots='N'>"));
+    if (m.model == "virtio-mem") {
+      names.push_back(virtio_mem++);
+      continue;
+    }
     if (m.slot) {
-      slots.push_back(*m.slot);
+      names.push_back(*m.slot);
       continue;
     }
     while (taken.Contains(next_free)) ++next_free;
@@ -275,47 +283,74 @@ MemoryLayout Planner::Run() {
       throw DiagnosticError(PlanError(def_, m.line, "memory",
                                   "no free memory slot (maxMemory has " + std::to_string(def_.max_memory_slots) + ")"));
     taken.Insert(next_free);
-    slots.push_back(next_free);
+    names.push_back(next_free);
   }
-  for (size_t i = 0; i < mems.size(); ++i) {
-    const domain::MemoryDevice& m = mems[i];
-    bool nvdimm = m.model == "nvdimm";
-    out_.has_nvdimm |= nvdimm;
-    std::string n = std::to_string(slots[i]);
-    MemoryBackend b;
-    b.id = (nvdimm ? "memnvdimm" : "memdimm") + n;
-    b.size_bytes = AlignUp(m.size_bytes, kDimmAlign);
-    b.guest_node = m.node.value_or(0);
-    b.is_device = true;
-    const domain::NumaCell* cell = Cell(*b.guest_node);
-    if (m.source_nodemask && !m.source_nodemask->Empty()) {
-      CheckHostNodes(*m.source_nodemask, m.line, "memory");
-      b.host_nodes = *m.source_nodemask;
-      b.policy = "bind";
-    } else {
-      Binding bind = NumatuneBinding(b.guest_node);
-      b.host_nodes = bind.nodes;
-      b.policy = bind.policy;
-    }
-    PageChoice page = m.source_pagesize_bytes
-                          ? ResolvePageSize(def_, host_, {*m.source_pagesize_bytes, m.line, "memory"})
-                          : CellPageSize(def_, host_, *b.guest_node);
-    MemAccess access = m.access;
-    if (access == MemAccess::kDefault && cell != nullptr) access = cell->access;
-    if (access == MemAccess::kDefault) access = mb.access;
-    std::optional<bool> discard = m.discard ? m.discard : cell && cell->discard ? cell->discard : BackingDiscard(mb);
-    Fill(b, page, access, discard, nvdimm ? m.source_path : "");
-    MemoryDeviceArg dev;
-    dev.driver = nvdimm ? "nvdimm" : "pc-dimm";
-    dev.id = (nvdimm ? "nvdimm" : "dimm") + n;
-    dev.memdev = b.id;
-    dev.node = *b.guest_node;
-    dev.slot = slots[i];
-    dev.addr = m.base;
-    out_.backends.push_back(std::move(b));
-    out_.devices.push_back(std::move(dev));
-  }
+  for (size_t i = 0; i < mems.size(); ++i) PlanDevice(mems[i], names[i]);
   return std::move(out_);
+}
+
+void Planner::PlanDevice(const domain::MemoryDevice& m, unsigned name) {
+  const domain::MemoryBacking& mb = def_.memory_backing;
+  const bool nvdimm = m.model == "nvdimm";
+  const bool virtio_mem = m.model == "virtio-mem";
+  if (virtio_mem && !caps_.virtio_mem)
+    throw DiagnosticError(PlanError(def_, m.line, "memory", "this QEMU has no virtio-mem-pci (QEMU 5.1 or newer)"));
+  out_.has_nvdimm |= nvdimm;
+  const std::string n = std::to_string(name);
+  const char* kind = nvdimm ? "nvdimm" : virtio_mem ? "virtiomem" : "dimm";
+  MemoryBackend b;
+  b.id = std::string("mem") + kind + n;
+  // libvirt rounds a DIMM up to 2 MiB and a virtio-mem device up to whole blocks.
+  const uint64_t block = virtio_mem ? std::max<uint64_t>(m.block_bytes.value_or(kDimmAlign), 1) : 0;
+  b.size_bytes = AlignUp(m.size_bytes, virtio_mem ? block : kDimmAlign);
+  b.guest_node = m.node.value_or(0);
+  b.is_device = true;
+  const domain::NumaCell* cell = Cell(*b.guest_node);
+  if (m.source_nodemask && !m.source_nodemask->Empty()) {
+    CheckHostNodes(*m.source_nodemask, m.line, "memory");
+    b.host_nodes = *m.source_nodemask;
+    b.policy = "bind";
+  } else {
+    Binding bind = NumatuneBinding(b.guest_node);
+    b.host_nodes = bind.nodes;
+    b.policy = bind.policy;
+  }
+  PageChoice page = m.source_pagesize_bytes
+                        ? ResolvePageSize(def_, host_, {*m.source_pagesize_bytes, m.line, "memory"})
+                        : CellPageSize(def_, host_, *b.guest_node);
+  MemAccess access = m.access;
+  if (access == MemAccess::kDefault && cell != nullptr) access = cell->access;
+  if (access == MemAccess::kDefault) access = mb.access;
+  std::optional<bool> discard = m.discard ? m.discard : cell && cell->discard ? cell->discard : BackingDiscard(mb);
+  Fill(b, page, access, discard, nvdimm ? m.source_path : "");
+  MemoryDeviceArg dev;
+  dev.driver = nvdimm ? "nvdimm" : virtio_mem ? "virtio-mem-pci" : "pc-dimm";
+  dev.id = kind + n;
+  dev.memdev = b.id;
+  dev.node = *b.guest_node;
+  dev.line = m.line;
+  if (virtio_mem) {
+    // As libvirt 9.0: the backend reserves nothing and preallocates nothing; the device
+    // preallocates the blocks it plugs when the backend would have been preallocated.
+    b.virtio_mem = true;
+    b.plugged_bytes = m.requested_bytes.value_or(0);
+    if (caps_.backend_reserve) b.reserve = false;
+    const bool wanted = b.prealloc != PreallocBy::kNone;
+    b.prealloc = PreallocBy::kNone;
+    dev.block_size = block;
+    if (m.requested_bytes.value_or(0) > 0) dev.requested_size = *m.requested_bytes;
+    dev.prealloc = wanted && caps_.virtio_mem_prealloc;
+    if (wanted && !caps_.virtio_mem_prealloc)
+      out_.notes.push_back(PlanWarning(def_, m.line, "memory",
+                                       "this QEMU's virtio-mem cannot preallocate what it plugs (QEMU 7.1 or "
+                                       "newer); the guest touches its pages on demand"));
+    dev.pci_address = m.pci_address;
+  } else {
+    dev.slot = name;
+    dev.addr = m.base;
+  }
+  out_.backends.push_back(std::move(b));
+  out_.devices.push_back(std::move(dev));
 }
 
 }  // namespace
@@ -330,7 +365,8 @@ std::vector<LaunchPlan::PoolNeed> PoolNeeds(const std::vector<MemoryBackend>& ba
   for (const MemoryBackend& b : backends) {
     if (b.page_size_bytes == 0) continue;
     int node = b.policy == "bind" && b.host_nodes.Size() == 1 ? static_cast<int>(b.host_nodes.Max()) : -1;
-    need[{node, b.page_size_bytes}] += (b.size_bytes + b.page_size_bytes - 1) / b.page_size_bytes;
+    const uint64_t bytes = b.virtio_mem ? b.plugged_bytes : b.size_bytes;
+    need[{node, b.page_size_bytes}] += (bytes + b.page_size_bytes - 1) / b.page_size_bytes;
   }
   std::vector<LaunchPlan::PoolNeed> out;
   for (const auto& [key, pages] : need) out.push_back({key.first, key.second, pages});

@@ -1,5 +1,6 @@
 #include "qemu_cmd/render_argv.h"
 
+#include <map>
 #include <set>
 
 #include "qemu_cmd/device_plan.h"
@@ -150,13 +151,17 @@ std::vector<std::string> RenderArgv(const ArgvInput& in) {
   // libvirt 9.0: the order is in each device's bootindex (qemu_cmd/boot_order.h).
   a.Add("-boot", def.os.bootmenu && *def.os.bootmenu ? "menu=on,strict=on" : "strict=on");
 
-  size_t dev = 0;
+  // The memory devices' backends, placed by the device plan's memory family.
+  std::map<std::string, std::vector<DeviceArg>> backend_args;
   for (const MemoryBackend& b : mem.backends) {
     if (!b.is_device) continue;
-    AddBackend(a, b, in, &rendered_contexts);
-    a.Add("-device", RenderMemoryDevice(mem.devices.at(dev++)));
+    Argv objects;
+    AddBackend(objects, b, in, &rendered_contexts);
+    for (size_t i = 0; i + 1 < objects.v().size(); i += 2)
+      backend_args[b.id].push_back({objects.v()[i], objects.v()[i + 1]});
   }
-
+  dctx.memory = &mem;
+  dctx.memory_backend_args = &backend_args;
   const std::vector<PlannedDevice> devices = PlanDevices(dctx);
   for (std::string& arg : RenderDevicePlan(devices)) a.Add(std::move(arg));
   if (in.devices)

@@ -54,6 +54,7 @@ std::vector<Prop> BackendProps(const MemoryBackend& m) {
       if (m.discard) boolean("discard-data", *m.discard);
     }
     if (m.share_explicit && m.type != BackendType::kRam) boolean("share", *m.share_explicit);
+    if (m.reserve) boolean("reserve", *m.reserve);
     if (m.prealloc == PreallocBy::kQemu) boolean("prealloc", true);
     if (m.prealloc == PreallocBy::kQemu && m.prealloc_threads) num("prealloc-threads", m.prealloc_threads);
   }

@@ -2,7 +2,7 @@
 // for every XML in tests/fixtures/differential/ and examples/, `virsh domxml-to-native
 // qemu-argv` and `qlaunch domxml-to-native --format json` must build the same memory: per
 // backend its type, size, share, prealloc, prealloc-threads, hugetlb page size, host-nodes and
-// policy (and every other property either side sets), the -numa nodes, -m, DIMM devices,
+// policy (and every other property either side sets), the -numa nodes, -m, DIMM and virtio-mem devices,
 // `-overcommit mem-lock`, and qlaunch must give a thread-context wherever libvirt does, on the
 // same host nodes. The XMLs under tests/fixtures/differential/refused/ must be refused by
 // both, for libvirt's reason. The differences we intend are numbered in
@@ -79,6 +79,7 @@ struct MemoryArgv {
   std::map<std::string, json> contexts;  // thread-context objects by id
   std::vector<std::string> numa;         // -numa values
   std::vector<json> dimms;               // -device pc-dimm/nvdimm, as JSON properties
+  std::vector<json> virtio_mems;         // -device virtio-mem-pci, as JSON properties
   std::string m, overcommit, machine;
   std::vector<std::string> problems;     // malformed or out-of-order parts
 };
@@ -132,6 +133,7 @@ MemoryArgv ReadMemoryArgv(const std::vector<std::string>& argv) {
       json d = DeviceProps(v);
       std::string driver = d.value("driver", "");
       if (driver == "pc-dimm" || driver == "nvdimm") m.dimms.push_back(d);
+      if (driver == "virtio-mem-pci") m.virtio_mems.push_back(d);
     } else if (opt == "-m") {
       m.m = v;
     } else if (opt == "-overcommit") {
@@ -386,6 +388,19 @@ TEST_P(AcceptedByBoth, MemoryMatchesLibvirt) {
   for (size_t i = 0; i < lv.dimms.size(); ++i)
     for (const char* k : {"driver", "node", "memdev", "id", "slot", "addr"})
       EXPECT_EQ(ql.dimms[i].value(k, json()), lv.dimms[i].value(k, json())) << "-device " << lv.dimms[i].dump() << ": " << k;
+  // virtio-mem: the same devices with the same sizes, backend, node and PCI bus ("prealloc" is
+  // true in libvirt's JSON, "on" in qlaunch's key=value form).
+  auto prealloc = [](const json& d) {
+    const json p = d.value("prealloc", json(false));
+    return p.is_boolean() ? p.get<bool>() : p == "on";
+  };
+  ASSERT_EQ(ql.virtio_mems.size(), lv.virtio_mems.size());
+  for (size_t i = 0; i < lv.virtio_mems.size(); ++i) {
+    const json &want = lv.virtio_mems[i], &got = ql.virtio_mems[i];
+    for (const char* k : {"node", "memdev", "id", "block-size", "requested-size", "bus"})
+      EXPECT_EQ(got.value(k, json()), want.value(k, json())) << "-device " << want.dump() << ": " << k;
+    EXPECT_EQ(prealloc(got), prealloc(want)) << "-device " << want.dump() << ": prealloc";
+  }
   EXPECT_EQ(ql.overcommit, lv.overcommit);
   EXPECT_FALSE(lv.overcommit.empty());
   auto pcram = [](const std::string& machine) { return machine.find("memory-backend=pc.ram") != std::string::npos; };

@@ -349,6 +349,7 @@ std::string LiveDomainXml(const LiveXmlInput& in) {
     }
     if (name == "memory" && memory < memory_devices.size()) {
       const json& m = memory_devices[memory++];
+      if (m.value("driver", "") == "virtio-mem-pci") continue;  // a PCI device: its record filled it
       const std::string id = m.value("id", "");
       AddAlias(el, id);
       xmlNode* a = Child(el, "address");

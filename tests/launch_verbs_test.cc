@@ -168,6 +168,7 @@ TEST_F(LaunchVerbsTest, EveryVerbNamesADomainThatIsNotRunning) {
                                              {"change-media", "nope", "sda", "/etc/hostname"},
                                              {"setmem", "nope", "1G"},
                                              {"setvcpus", "nope", "2"},
+                                             {"update-memory-device", "nope", "--requested-size", "1G"},
                                              {"qemu-monitor-command", "nope", R"({"execute":"query-status"})"}}) {
     RunResult r = Qlaunch(args);
     EXPECT_EQ(r.exit_code, 1) << r.Describe();

@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "support/boot_kernel.h"
+#include "support/hotplug_guest.h"
 #include "support/launch_env.h"
 
 namespace qlaunch::testing {
@@ -86,35 +86,17 @@ TEST_F(SetmemTest, RefusedAsLibvirtRefusesAndNothingSent) {
 }
 
 TEST_F(SetmemTest, ABootedGuestGivesMemoryBackAndTakesItAgain) {
-  const std::string kver = NewestKernelVersion();
-  if (kver.empty()) GTEST_SKIP() << "no /boot/vmlinuz-* with its modules (scripts/setup installs linux-image-amd64)";
-  const fs::path kernel = tmp() / "vmlinuz", initrd = tmp() / "initrd.gz", serial = tmp() / "serial.log";
-  fs::copy_file("/boot/vmlinuz-" + kver, kernel);
-  const std::string make = std::string(QLAUNCH_SOURCE_DIR) + "/tests/boot/make-device-initramfs " + kver + " " +
-                           initrd.string() + " hotplug-init";
-  ASSERT_EQ(std::system(make.c_str()), 0) << make;
-  extra_devices_ = "    <serial type='file'><source path='" + serial.string() + "'/></serial>\n";
-  const std::string xml =
-      WriteXml("sm-boot", "virtio",
-               "    <kernel>" + kernel.string() + "</kernel>\n    <initrd>" + initrd.string() +
-                   "</initrd>\n    <cmdline>console=ttyS0 quiet panic=-1</cmdline>\n");
-  RunResult started = Qlaunch({"start", xml});
+  const HotplugGuest guest = MakeHotplugGuest(tmp());
+  if (!guest.missing.empty()) GTEST_SKIP() << guest.missing;
+  extra_devices_ = guest.SerialXml();
+  RunResult started = Qlaunch({"start", WriteXml("sm-boot", "virtio", guest.OsXml())});
   ASSERT_EQ(started.exit_code, 0) << started.Describe();
 
   // The guest's last reported MemTotal (KiB), waiting until `ok` holds for it (the guest reports
   // once a second, and a balloon moves in steps); 0 when it never reported.
   auto mem_total = [&](const std::function<bool(uint64_t)>& ok, std::chrono::seconds limit) -> uint64_t {
-    const std::regex re("QLAUNCH-HOTPLUG: mem ([0-9]+)\r?\n");
-    uint64_t last = 0;
-    for (auto end = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < end;) {
-      std::ifstream log(serial);
-      const std::string console((std::istreambuf_iterator<char>(log)), {});
-      for (std::sregex_iterator it(console.begin(), console.end(), re), stop; it != stop; ++it)
-        last = std::stoull((*it)[1]);
-      if (last && ok(last)) return last;
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
-    return last;
+    const std::string v = guest.Report("mem", [&](const std::string& kib) { return ok(std::stoull(kib)); }, limit);
+    return v.empty() ? 0 : std::stoull(v);
   };
   auto used_reaches = [&](uint64_t want, std::chrono::seconds limit) {
     uint64_t used = 0;

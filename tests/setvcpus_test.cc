@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "support/boot_kernel.h"
+#include "support/hotplug_guest.h"
 #include "support/launch_env.h"
 
 namespace qlaunch::testing {
@@ -113,31 +113,15 @@ TEST_F(SetvcpusTest, PlugsAsLibvirtDoesIntoTheRightCellAndRefusesWhatItRefuses) 
 }
 
 TEST_F(SetvcpusTest, ABootedGuestSeesVcpusComeAndGo) {
-  const std::string kver = NewestKernelVersion();
-  if (kver.empty()) GTEST_SKIP() << "no /boot/vmlinuz-* with its modules (scripts/setup installs linux-image-amd64)";
-  const fs::path kernel = tmp() / "vmlinuz", initrd = tmp() / "initrd.gz", serial = tmp() / "serial.log";
-  fs::copy_file("/boot/vmlinuz-" + kver, kernel);
-  const std::string make = std::string(QLAUNCH_SOURCE_DIR) + "/tests/boot/make-device-initramfs " + kver + " " +
-                           initrd.string() + " hotplug-init";
-  ASSERT_EQ(std::system(make.c_str()), 0) << make;
-  const std::string xml = WriteXml("sv-boot",
-                                   "    <kernel>" + kernel.string() + "</kernel>\n    <initrd>" + initrd.string() +
-                                       "</initrd>\n    <cmdline>console=ttyS0 quiet panic=-1</cmdline>\n",
-                                   "", "    <serial type='file'><source path='" + serial.string() + "'/></serial>\n");
+  const HotplugGuest guest = MakeHotplugGuest(tmp());
+  if (!guest.missing.empty()) GTEST_SKIP() << guest.missing;
+  const std::string xml = WriteXml("sv-boot", guest.OsXml(), "", guest.SerialXml());
   RunResult started = Qlaunch({"start", xml});
   ASSERT_EQ(started.exit_code, 0) << started.Describe();
   // The guest's last "present online" report, waiting until it is `want`.
   auto cpus_reach = [&](const std::string& want, std::chrono::seconds limit) {
-    const std::regex re("QLAUNCH-HOTPLUG: cpus ([^\r\n]*)\r?\n");
-    std::string last;
-    for (auto end = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < end;) {
-      std::ifstream log(serial);
-      const std::string console((std::istreambuf_iterator<char>(log)), {});
-      for (std::sregex_iterator it(console.begin(), console.end(), re), stop; it != stop; ++it) last = (*it)[1];
-      if (last == want) return last;
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
-    return "timed out; last report: '" + last + "'";
+    const std::string last = guest.Report("cpus", [&](const std::string& v) { return v == want; }, limit);
+    return last == want ? last : "timed out; last report: '" + last + "'";
   };
   EXPECT_EQ(cpus_reach("0 0", std::chrono::seconds(120)), "0 0");
 

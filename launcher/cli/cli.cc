@@ -38,6 +38,7 @@ void BuildCli(CLI::App& app, CommandAction* action) {
   AddChangeMediaCommand(app, action);
   AddSetmemCommand(app, action);
   AddSetvcpusCommand(app, action);
+  AddUpdateMemoryDeviceCommand(app, action);
   AddConsoleCommand(app, action);
   AddPreallocCommand(app, action);
   AddBenchCommand(app, action);

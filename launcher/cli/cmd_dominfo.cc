@@ -39,6 +39,10 @@ int Run(const Options& o) {
   row("Max CPU(s):", std::to_string(info["max_vcpus"].get<unsigned>()));
   row("Max memory:", Bytes(info["memory_bytes"]));
   row("Used memory:", Bytes(info["used_memory_bytes"]));
+  for (const json& m : info["virtio_mem"])
+    row("virtio-mem:", m["alias"].get<std::string>() + " (node " + std::to_string(m["node"].get<unsigned>()) + "): " +
+                           (m["plugged_bytes"].is_null() ? std::string("?") : Bytes(m["plugged_bytes"])) + " plugged of " +
+                           Bytes(m["size_bytes"]) + ", " + Bytes(m["requested_bytes"]) + " requested");
   std::string sizes;
   for (uint64_t s : info["page_sizes"]) sizes += (sizes.empty() ? "" : ", ") + (s ? Bytes(s) : std::string("4 KiB"));
   row("Page sizes:", sizes);
@@ -71,12 +75,13 @@ void AddDominfoCommand(CLI::App& app, CommandAction* action) {
       "plan put it: for a memfd or hugetlbfs file (as root), every page the file holds, read from\n"
       "the file through /proc/PID/map_files; else the pages in QEMU's page tables (numa_maps),\n"
       "which after qlaunch's own preallocation are only what the guest has touched;\n"
-      "its graphics (listen address, port) and interfaces (MAC, model, tap, bridge).\n"
+      "its graphics (listen address, port) and interfaces (MAC, model, tap, bridge); for each virtio-mem\n"
+      "device, what the guest has plugged and what it was asked to (update-memory-device).\n"
       "Example: qlaunch dominfo --json two-cells");
   sub->add_option("NAME", o->name, "the domain's <name>")->required();
   sub->add_flag("--json", o->json,
                 "print {\"name\",\"state\",\"pid\",\"user\",\"vcpus\" (running),\"max_vcpus\",\"memory_bytes\",\"used_memory_bytes\" (the balloon's\n"
-                "actual),\"page_sizes\",\"prealloc\",\n"
+                "actual),\"virtio_mem\":[{\"alias\",\"node\",\"size_bytes\",\"requested_bytes\",\"plugged_bytes\"}],\"page_sizes\",\"prealloc\",\n"
                 "\"memory_by_node\":{\"<node>\":bytes},\"planned_by_node\",\"backends\":[{...,\"memory_source\":\n"
                 "\"backing\"|\"qemu-mapped\"}]}");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });

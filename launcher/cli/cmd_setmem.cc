@@ -1,12 +1,11 @@
 // qlaunch setmem: a running domain's balloon target, as `virsh setmem --live` sets it.
-#include <cctype>
 #include <cstdio>
 #include <memory>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "domain/parser.h"
+#include "launcher/cli/scaled_size.h"
 #include "launcher/cli/command.h"
 #include "launcher/host/state_dir.h"
 #include "launcher/lifecycle/balloon.h"
@@ -20,28 +19,12 @@ struct Options {
   bool live = false, current = false, config = false, json = false;
 };
 
-// virsh's scaled integer: digits, then a unit as libvirt spells it (KiB when none; k, M, G, T
-// also in lower case).
-uint64_t SizeBytes(const std::string& text) {
-  size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  std::string unit = text.substr(digits);
-  if (unit.size() == 1 && std::string("mgt").find(unit[0]) != std::string::npos)
-    unit[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0])));
-  const std::optional<uint64_t> bytes =
-      digits == 0 ? std::nullopt : domain::ParseMemorySize(text.substr(0, digits), unit, "KiB");
-  if (!bytes)
-    throw std::runtime_error("setmem: invalid memory size '" + text +
-                             "': give a number of KiB, or a number with a unit (512M, 2G, 1048576KiB)");
-  return *bytes;
-}
-
 int Run(const Options& o) {
   if (o.config)
     throw std::runtime_error("--config: qlaunch keeps no stored definition of a domain to change; setmem acts on "
                              "the running domain only (--live)");
   StateDir state;
-  const SetMemoryResult r = SetMemory(state, o.name, SizeBytes(o.size), std::chrono::seconds(10));
+  const SetMemoryResult r = SetMemory(state, o.name, VirshScaledSize(o.size, "setmem"), std::chrono::seconds(10));
   if (o.json) {
     std::printf("%s\n", nlohmann::json({{"target_bytes", r.target_bytes}, {"max_bytes", r.max_bytes},
                                         {"balloon", r.balloon}, {"qmp", r.qmp}})

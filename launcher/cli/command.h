@@ -36,6 +36,7 @@ void AddDetachDeviceCommand(CLI::App& app, CommandAction* action);  // cmd_detac
 void AddChangeMediaCommand(CLI::App& app, CommandAction* action);  // cmd_change_media.cc
 void AddSetmemCommand(CLI::App& app, CommandAction* action);       // cmd_setmem.cc
 void AddSetvcpusCommand(CLI::App& app, CommandAction* action);     // cmd_setvcpus.cc
+void AddUpdateMemoryDeviceCommand(CLI::App& app, CommandAction* action);  // cmd_update_memory_device.cc
 void AddRunCommand(CLI::App& app, CommandAction* action);
 void AddConsoleCommand(CLI::App& app, CommandAction* action);
 void AddBenchCommand(CLI::App& app, CommandAction* action);

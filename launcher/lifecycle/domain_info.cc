@@ -13,6 +13,7 @@
 #include "launcher/lifecycle/balloon.h"
 #include "launcher/lifecycle/destroy.h"
 #include "launcher/lifecycle/domain_list.h"
+#include "launcher/lifecycle/memory_resize.h"
 #include "launcher/lifecycle/numa_maps.h"
 #include "launcher/lifecycle/running_def.h"
 #include "prealloc/error.h"
@@ -75,6 +76,23 @@ json DomainInfo(const StateDir& state, const std::string& name) {
   // all of it.
   out["used_memory_bytes"] =
       BalloonActual((dir / "qmp.sock").string(), std::chrono::seconds(5)).value_or(def.memory_bytes);
+  // virtio-mem: what each device was asked to plug and what the guest has plugged.
+  json virtio_mem = json::array();
+  const std::map<std::string, VirtioMemStatus> vmem =
+      def.devices.memory.empty() ? std::map<std::string, VirtioMemStatus>{}
+                                 : VirtioMemNow((dir / "qmp.sock").string(), std::chrono::seconds(5));
+  unsigned rank = 0;
+  for (const domain::MemoryDevice& m : def.devices.memory) {
+    if (m.model != "virtio-mem") continue;
+    const std::string alias = "virtiomem" + std::to_string(rank++);
+    const auto it = vmem.find(alias);
+    virtio_mem.push_back({{"alias", alias},
+                          {"node", m.node.value_or(0)},
+                          {"size_bytes", it != vmem.end() ? it->second.max : m.size_bytes},
+                          {"requested_bytes", it != vmem.end() ? it->second.requested : m.requested_bytes.value_or(0)},
+                          {"plugged_bytes", it != vmem.end() ? json(it->second.plugged) : json(nullptr)}});
+  }
+  out["virtio_mem"] = std::move(virtio_mem);
   json devices = ReadDevicesJson(state, name);
   out["graphics"] = devices.value("graphics", json::array());
   out["interfaces"] = devices.value("interfaces", json::array());

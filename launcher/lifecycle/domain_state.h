@@ -31,9 +31,9 @@ inline constexpr size_t kDomainStateCount = 7;
 enum class Verb {
   kStart, kDestroy, kSuspend, kResume, kReboot, kShutdown, kMonitor, kDominfo, kConsole, kList,
   kDumpxml, kDumpxmlInactive, kDomblklist, kDomiflist, kDomstats, kDomifaddr, kAttachDevice, kDetachDevice,
-  kChangeMedia, kSetmem, kSetvcpus
+  kChangeMedia, kSetmem, kSetvcpus, kUpdateMemoryDevice
 };
-inline constexpr size_t kVerbCount = 21;
+inline constexpr size_t kVerbCount = 22;
 
 const char* StateName(DomainState s);  // "shut off", "starting", "running", "paused", ...
 const char* VerbName(Verb v);          // "start", "destroy", ..., "qemu-monitor-command", ...

@@ -32,7 +32,7 @@ std::string Accepted(DomainState s) {
 // The table, row by row, as a reader of docs/architecture.md sees it.
 TEST(DomainState, VerbsEachStateAccepts) {
   const std::string read = " dumpxml dumpxml --inactive domblklist domiflist domstats domifaddr";
-  const std::string change = " attach-device detach-device change-media setmem setvcpus";  // running or paused only
+  const std::string change = " attach-device detach-device change-media setmem setvcpus update-memory-device";  // running or paused only
   const std::vector<std::pair<DomainState, std::string>> want = {
       {DomainState::kShutOff, "start list dumpxml --inactive"},
       {DomainState::kStarting, "list dumpxml --inactive"},

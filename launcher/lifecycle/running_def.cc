@@ -96,6 +96,20 @@ void Save(RunningState* st, const std::string& xml) {
   st->def = domain::ParseDomainXml(xml, st->xml_file);
 }
 
+// Writes `doc`, changed in place (no device added or removed), with the records following their
+// elements to the lines they have in the text written: the first write of running.xml adds an
+// XML declaration, and every line after it moves. `before`: the devices as st->xml has them.
+void SaveInPlace(RunningState* st, xmlDoc* doc, const std::vector<Element>& before) {
+  const std::string xml = Serialize(doc);
+  domain::XmlDoc written = domain::XmlDoc::Parse(xml, st->xml_file);
+  const std::vector<Element> after = DeviceElements(written.MutableDoc());
+  if (after.size() != before.size()) throw std::logic_error("SaveInPlace: the devices changed");
+  std::vector<int> index(before.size());
+  for (size_t i = 0; i < before.size(); ++i) index[i] = static_cast<int>(i);
+  Renumber(&st->records, before, after, index);
+  Save(st, xml);
+}
+
 size_t InterfacePosition(const std::vector<Element>& elements, size_t index) {
   size_t n = 0;
   for (size_t i = 0; i < index; ++i) n += elements[i].name == "interface";
@@ -204,6 +218,7 @@ void CommitDetach(RunningState* st, const std::string& name, int line) {
 void CommitVcpus(RunningState* st, unsigned current) {
   if (st->def.vcpu.current.value_or(st->def.vcpu.count) == current) return;
   domain::XmlDoc doc = domain::XmlDoc::Parse(st->xml, st->xml_file);
+  const std::vector<Element> before = DeviceElements(doc.MutableDoc());
   xmlNode* root = xmlDocGetRootElement(doc.MutableDoc());
   xmlNode* vcpu = nullptr;
   for (xmlNode* c = root ? root->children : nullptr; c && !vcpu; c = c->next)
@@ -215,7 +230,30 @@ void CommitVcpus(RunningState* st, unsigned current) {
   } else {
     xmlSetProp(vcpu, attr, reinterpret_cast<const xmlChar*>(std::to_string(current).c_str()));
   }
-  Save(st, Serialize(doc.MutableDoc()));
+  SaveInPlace(st, doc.MutableDoc(), before);
+}
+
+void CommitMemoryRequested(RunningState* st, int line, uint64_t requested_bytes) {
+  for (const domain::MemoryDevice& m : st->def.devices.memory)
+    if (m.line == line && m.requested_bytes.value_or(0) == requested_bytes) return;
+  domain::XmlDoc doc = domain::XmlDoc::Parse(st->xml, st->xml_file);
+  const std::vector<Element> before = DeviceElements(doc.MutableDoc());
+  xmlNode* devices = DevicesOf(doc.MutableDoc());
+  xmlNode* target = nullptr;
+  for (xmlNode* c = devices ? devices->children : nullptr; c && !target; c = c->next)
+    if (c->type == XML_ELEMENT_NODE && domain::NodeName(c) == "memory" && domain::NodeLine(c) == line)
+      for (xmlNode* t = c->children; t && !target; t = t->next)
+        if (t->type == XML_ELEMENT_NODE && domain::NodeName(t) == "target") target = t;
+  if (!target) throw std::runtime_error(st->xml_file + ": no <memory><target> at line " + std::to_string(line));
+  xmlNode* requested = nullptr;
+  for (xmlNode* t = target->children; t && !requested; t = t->next)
+    if (t->type == XML_ELEMENT_NODE && domain::NodeName(t) == "requested") requested = t;
+  const std::string kib = std::to_string(requested_bytes / 1024);
+  // Replaced in place, or added on the line of </target>: the lines of the devices stay.
+  if (!requested) requested = xmlNewChild(target, nullptr, reinterpret_cast<const xmlChar*>("requested"), nullptr);
+  xmlNodeSetContent(requested, reinterpret_cast<const xmlChar*>(kib.c_str()));
+  xmlSetProp(requested, reinterpret_cast<const xmlChar*>("unit"), reinterpret_cast<const xmlChar*>("KiB"));
+  SaveInPlace(st, doc.MutableDoc(), before);
 }
 
 void WriteChange(const fs::path& domain_dir, const json& change) {

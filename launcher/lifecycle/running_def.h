@@ -60,6 +60,10 @@ void CommitDetach(RunningState* st, const std::string& name, int line);
 // attribute goes when all do, as in libvirt's live XML). Devices keep their lines.
 void CommitVcpus(RunningState* st, unsigned current);
 
+// The <requested> size of the <memory> element at `line` (a virtio-mem device), written in KiB
+// into its <target>. Devices keep their lines.
+void CommitMemoryRequested(RunningState* st, int line, uint64_t requested_bytes);
+
 // change.json
 void WriteChange(const std::filesystem::path& domain_dir, const nlohmann::json& change);
 std::optional<nlohmann::json> ReadChange(const std::filesystem::path& domain_dir);

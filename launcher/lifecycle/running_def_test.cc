@@ -36,9 +36,9 @@ constexpr const char* kXml = R"(<domain type='qemu'>
 )";
 
 // A state dir as `qlaunch start` leaves it: domain.xml, plan.json with the device records.
-void WriteStarted(const fs::path& dir) {
-  AtomicWrite(dir / "domain.xml", kXml);
-  const domain::DomainDef def = domain::ParseDomainXml(kXml, (dir / "domain.xml").string());
+void WriteStarted(const fs::path& dir, const std::string& xml = kXml) {
+  AtomicWrite(dir / "domain.xml", xml);
+  const domain::DomainDef def = domain::ParseDomainXml(xml, (dir / "domain.xml").string());
   static const qemu::QemuCaps caps = testing::Caps72();
   qemu::PlanOptions opts;
   qemu::DeviceContext ctx{&def, &caps, &opts, true};
@@ -116,6 +116,51 @@ TEST(RunningDef, AttachThenDetachKeepsEveryRecordOnItsElement) {
   EXPECT_EQ(live.find("virtio-disk0"), std::string::npos) << live;
   EXPECT_NE(live.find("<alias name=\"net0\"/>"), std::string::npos) << live;
   EXPECT_NE(live.find("<alias name=\"virtio-disk1\"/>"), std::string::npos) << live;
+}
+
+// setvcpus and update-memory-device change an element in place. kXml has no XML declaration and
+// the first running.xml has one: every line moves by one, and the records must move with them
+// (found when dumpxml lost a virtio-mem device's alias after update-memory-device).
+TEST(RunningDef, ChangesInPlaceKeepEveryRecordOnItsElement) {
+  testing::TempDir tmp;
+  std::string xml = kXml;
+  xml.replace(xml.find("<name>d</name>"), 14, "<name>d</name><vcpu>2</vcpu>");  // same lines
+  WriteStarted(tmp.path, xml);
+  RunningState st = LoadRunningState(tmp.path);
+  CommitVcpus(&st, 1);  // <vcpu current='1'>: only the attribute changes
+  EXPECT_NE(st.xml.find("<?xml"), std::string::npos) << "running.xml starts with a declaration";
+  const RunningState read = LoadRunningState(tmp.path);
+  ASSERT_NE(ById(read, "virtio-disk1"), nullptr);
+  EXPECT_EQ(ById(read, "virtio-disk1")->line, 11) << read.xml;
+  const std::string live = Live(read);
+  EXPECT_NE(live.find("<alias name=\"virtio-disk1\"/>"), std::string::npos) << live;
+  EXPECT_NE(live.find("<alias name=\"net0\"/>"), std::string::npos) << live;
+}
+
+TEST(RunningDef, RequestedSizeOfAVirtioMemDeviceIsWrittenInItsTarget) {
+  testing::TempDir tmp;
+  std::string xml = kXml;
+  xml.replace(xml.find("<memory unit='MiB'>128</memory>"), 31,
+              "<maxMemory slots='2' unit='MiB'>2048</maxMemory><memory unit='MiB'>640</memory>\n"
+              "  <cpu><numa><cell id='0' cpus='0' memory='128' unit='MiB'/></numa></cpu>");
+  xml.replace(xml.find("  </devices>"), 0,
+              "    <memory model='virtio-mem'><target><size unit='MiB'>512</size><node>0</node>"
+              "<block unit='KiB'>2048</block></target></memory>\n");
+  AtomicWrite(tmp.path / "domain.xml", xml);
+  AtomicWrite(tmp.path / "plan.json", json({{"argv", {"qemu"}}, {"devices", json::array()}}).dump());
+  AtomicWrite(tmp.path / "devices.json", json::object().dump());
+  RunningState st = LoadRunningState(tmp.path);
+  ASSERT_EQ(st.def.devices.memory.size(), 1u);
+  const int line = st.def.devices.memory[0].line;
+  CommitMemoryRequested(&st, line, 128ull << 20);
+  EXPECT_EQ(st.def.devices.memory[0].requested_bytes, 128ull << 20);
+  EXPECT_EQ(st.def.devices.memory[0].line, line + 1) << "the declaration moved it";
+  CommitMemoryRequested(&st, line + 1, 64ull << 20);  // replaced, not added again
+  const RunningState read = LoadRunningState(tmp.path);
+  ASSERT_EQ(read.def.devices.memory.size(), 1u);
+  EXPECT_EQ(read.def.devices.memory[0].requested_bytes, 64ull << 20);
+  EXPECT_EQ(read.xml.find("<requested"), read.xml.rfind("<requested"));
+  EXPECT_THROW(CommitMemoryRequested(&st, 1, 0), std::runtime_error);
 }
 
 TEST(RunningDef, InterfacesKeepTheirHostSideInOrder) {

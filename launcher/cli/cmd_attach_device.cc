@@ -14,7 +14,9 @@ void AddAttachDeviceCommand(CLI::App& app, CommandAction* action) {
       "attach-device",
       "Attach a device to a running domain, live, as `virsh attach-device --live` does. FILE holds one\n"
       "<disk> (file or block; virtio, sata, scsi, ide or usb; disk or cdrom), <interface> (user, ethernet\n"
-      "or bridge: qlaunch makes the tap and hands it to QEMU), <rng>, <channel> or a scsi <controller>.\n"
+      "or bridge: qlaunch makes the tap and hands it to QEMU), <rng>, <channel>, a scsi <controller>, or a\n"
+      "<memory model='dimm'> (on shared huge pages qlaunch fills it before QEMU sees it; `--json` tells\n"
+      "who filled it and how long it took).\n"
       "It is planned as at start, with the ids, PCI addresses and QMP objects libvirt 9.0 uses\n"
       "(blockdev-add, netdev_add, chardev-add, object-add, device_add), and recorded: dumpxml,\n"
       "domblklist and domiflist show it.\n"

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "domain/memory_totals.h"
 #include "domain/parse_fragment.h"
 #include "launcher/host/device_host.h"
 #include "launcher/host/file_labels.h"
@@ -17,8 +18,10 @@
 #include "launcher/lifecycle/domain_session.h"
 #include "launcher/lifecycle/inputs.h"
 #include "launcher/lifecycle/media_record.h"
+#include "launcher/lifecycle/memory_hotplug.h"
 #include "launcher/lifecycle/running_def.h"
 #include "qemu_cmd/hotplug_plan.h"
+#include "qemu_cmd/memory_hotplug_plan.h"
 
 namespace qlaunch::launcher {
 
@@ -92,11 +95,18 @@ void FinishDetach(const StateDir& state, const fs::path& dir, qemu::QmpClient& q
   for (const json& c : change.value("release", json::array())) RunQuietly(qmp, c, timeout);
   RunningState st = LoadRunningState(dir);
   const std::string id = change.value("id", "");
-  for (const qemu::DeviceRecord& r : st.records)
-    if (r.id == id) {
-      CommitDetach(&st, r.element, r.line);
-      break;
-    }
+  if (const json mem = change.value("memory", json()); mem.is_object()) {
+    // A memory device: its element by line (a DIMM of the start has no element in its record),
+    // its backend and device in plan.json, and <memory> without it.
+    CommitDetach(&st, "memory", mem.value("line", 0));
+    CommitMemoryDevices(&st, json(), json(), id, mem.value("memdev", ""), mem.value("memory_bytes_after", uint64_t{0}));
+  } else {
+    for (const qemu::DeviceRecord& r : st.records)
+      if (r.id == id) {
+        CommitDetach(&st, r.element, r.line);
+        break;
+      }
+  }
   GiveBack(state, dir, change.value("files", std::vector<std::string>{}), st.def);
   if (const std::string socket = change.value("socket", ""); !socket.empty()) ::unlink(socket.c_str());
   if (const std::string target = change.value("target", ""); !target.empty()) ForgetMedia(dir, target);
@@ -139,6 +149,9 @@ void Recover(const StateDir& state, const fs::path& dir, qemu::QmpClient& qmp, s
       if (exists) {
         CommitAttach(&st, ch->value("xml", ""), qemu::DeviceRecordFromJson(ch->value("record", json::object())),
                      ch->value("node_index", st.node_index), ch->value("host_nic", json()));
+        if (const json mem = ch->value("memory", json()); mem.is_object())
+          CommitMemoryDevices(&st, mem.value("backend", json()), mem.value("device", json()), "", "",
+                              mem.value("memory_bytes_after", uint64_t{0}));
       } else {
         const json undo = ch->value("undo", json::array());
         for (auto it = undo.rbegin(); it != undo.rend(); ++it) RunQuietly(qmp, *it, timeout);
@@ -223,6 +236,10 @@ json ToJson(const HotplugResult& r) {
   }
   if (!r.tap.empty()) j["tap"] = r.tap;
   if (!r.released) j["released"] = false;
+  if (!r.prealloc.empty()) {
+    j["prealloc"] = r.prealloc;
+    j["fill_ms"] = r.fill_ms;
+  }
   return j;
 }
 
@@ -256,6 +273,7 @@ HotplugResult AttachDevice(const StateDir& state, const std::string& name, const
   const fs::path& dir = c.dir;
   RunningState& st = c.st;
   const domain::DeviceFragment& f = c.fragment;
+  if (f.element == "memory") return AttachMemoryDevice(name, s, st, f, opts);
   const std::string& text = f.text;  // the bytes parsed, not a second read of the file
   const qemu::RunningDomain running = c.running();
   const json argv = st.plan.value("argv", json::array());
@@ -339,7 +357,9 @@ HotplugResult DetachDevice(const StateDir& state, const std::string& name, const
   const RunningState& st = c.st;
   const domain::DeviceFragment& f = c.fragment;
   const qemu::RunningDomain running = c.running();
-  const qemu::DetachPlan plan = qemu::PlanDetach(running, f);
+  std::optional<qemu::MemoryDetachPlan> memory;
+  if (f.element == "memory") memory = qemu::PlanMemoryDetach(st.def, st.plan.value("memory_devices", json::array()), f);
+  const qemu::DetachPlan plan = memory ? memory->detach : qemu::PlanDetach(running, f);
 
   // What the running element holds on the host: its image, its own socket.
   std::vector<std::string> files;
@@ -369,8 +389,12 @@ HotplugResult DetachDevice(const StateDir& state, const std::string& name, const
   HotplugResult r;
   r.element = f.element;
   r.id = plan.id;
-  const json change = {{"op", "detach"}, {"id", plan.id}, {"release", release}, {"files", files}, {"socket", socket},
-                       {"target", target}};
+  json change = {{"op", "detach"}, {"id", plan.id}, {"release", release}, {"files", files}, {"socket", socket},
+                 {"target", target}};
+  if (memory)
+    change["memory"] = {{"line", plan.running_line},
+                        {"memdev", memory->memdev},
+                        {"memory_bytes_after", domain::TotalMemoryBytes(st.def) - memory->size_bytes}};
   std::vector<json> pending = PendingDetaches(dir);
   const bool asked_before = std::any_of(pending.begin(), pending.end(), [&](const json& p) { return p.value("id", "") == plan.id; });
   if (!asked_before) {

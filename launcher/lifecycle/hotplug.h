@@ -34,6 +34,10 @@ struct HotplugResult {
   std::string tap;                     // attach of a tap interface: its name
   bool released = true;                // detach: the guest released it in time
   double ms = 0;                       // the QMP part
+  // attach of a memory device: who filled its memory ("launcher": qlaunch, before QEMU saw it;
+  // "qemu": inside object-add) and how long that took
+  std::string prealloc;
+  double fill_ms = 0;
 };
 
 nlohmann::json ToJson(const HotplugResult& r);

@@ -256,6 +256,34 @@ void CommitMemoryRequested(RunningState* st, int line, uint64_t requested_bytes)
   SaveInPlace(st, doc.MutableDoc(), before);
 }
 
+void CommitMemoryDevices(RunningState* st, const json& backend, const json& device, const std::string& remove_id,
+                         const std::string& remove_memdev, uint64_t memory_bytes) {
+  for (const char* key : {"backends", "memory_devices"})
+    if (!st->plan.contains(key) || !st->plan[key].is_array()) st->plan[key] = json::array();
+  if (!backend.is_null()) st->plan["backends"].push_back(backend);
+  if (!device.is_null()) st->plan["memory_devices"].push_back(device);
+  auto drop = [](json& list, const std::string& id) {
+    if (id.empty()) return;
+    json kept = json::array();
+    for (const json& e : list)
+      if (e.value("id", "") != id) kept.push_back(e);
+    list = std::move(kept);
+  };
+  drop(st->plan["memory_devices"], remove_id);
+  drop(st->plan["backends"], remove_memdev);
+  if (!remove_id.empty()) std::erase_if(st->records, [&](const qemu::DeviceRecord& r) { return r.id == remove_id; });
+  domain::XmlDoc doc = domain::XmlDoc::Parse(st->xml, st->xml_file);
+  const std::vector<Element> before = DeviceElements(doc.MutableDoc());
+  xmlNode* root = xmlDocGetRootElement(doc.MutableDoc());
+  xmlNode* memory = nullptr;
+  for (xmlNode* c = root ? root->children : nullptr; c && !memory; c = c->next)
+    if (c->type == XML_ELEMENT_NODE && domain::NodeName(c) == "memory") memory = c;
+  if (!memory) throw std::runtime_error(st->xml_file + ": no <memory> to record " + std::to_string(memory_bytes) + " bytes in");
+  xmlNodeSetContent(memory, reinterpret_cast<const xmlChar*>(std::to_string(memory_bytes / 1024).c_str()));
+  xmlSetProp(memory, reinterpret_cast<const xmlChar*>("unit"), reinterpret_cast<const xmlChar*>("KiB"));
+  SaveInPlace(st, doc.MutableDoc(), before);
+}
+
 void WriteChange(const fs::path& domain_dir, const json& change) {
   AtomicWrite(domain_dir / "change.json", change.dump(2) + "\n");
 }

@@ -64,6 +64,13 @@ void CommitVcpus(RunningState* st, unsigned current);
 // into its <target>. Devices keep their lines.
 void CommitMemoryRequested(RunningState* st, int line, uint64_t requested_bytes);
 
+// A memory device attached or detached (after CommitAttach / before CommitDetach of its element):
+// plan.json's "backends" and "memory_devices" gain `backend`/`device` (when not null) or lose the
+// entries of `remove_id`/`remove_memdev` (when not empty), and the running definition's <memory>
+// becomes `memory_bytes` (libvirt's total: the cells plus the memory devices).
+void CommitMemoryDevices(RunningState* st, const nlohmann::json& backend, const nlohmann::json& device,
+                         const std::string& remove_id, const std::string& remove_memdev, uint64_t memory_bytes);
+
 // change.json
 void WriteChange(const std::filesystem::path& domain_dir, const nlohmann::json& change);
 std::optional<nlohmann::json> ReadChange(const std::filesystem::path& domain_dir);

@@ -1,0 +1,27 @@
+// attach-device of a <memory model='dimm'> (hotplug.h calls it for a memory element): the DIMM
+// planned by qemu_cmd/memory_hotplug_plan, checked against the hugepage pools under the pool lock
+// as a start is, then
+//   - a shared hugetlb memfd: filled by qlaunch's pinned, NUMA-local workers while the guest runs
+//     on untouched (QEMU's lock is not held), handed to QEMU with add-fd, object-add of a
+//     memory-backend-file on it with prealloc=false, remove-fd, device_add pc-dimm;
+//   - any other backend: object-add (QEMU preallocates, with a thread-context on the backend's
+//     nodes), device_add.
+// On any failure the commands run are undone (object-del, remove-fd) and every page goes back:
+// the guest is as it was. The running definition gains the element and a <memory> that counts
+// it; plan.json its backend and memory device (dominfo, dumpxml).
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "domain/parse_fragment.h"
+#include "launcher/lifecycle/domain_session.h"
+#include "launcher/lifecycle/hotplug.h"
+#include "launcher/lifecycle/running_def.h"
+
+namespace qlaunch::launcher {
+
+HotplugResult AttachMemoryDevice(const std::string& name, DomainSession& session, RunningState& st,
+                                 const domain::DeviceFragment& fragment, const HotplugOptions& opts);
+
+}  // namespace qlaunch::launcher

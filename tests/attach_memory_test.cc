@@ -1,0 +1,142 @@
+// attach-device / detach-device of a <memory model='dimm'> on a running, booted TCG guest
+// (Debian's kernel with ACPI memory hot-plug, memhp_default_state=online_movable so that the
+// guest can give it back): a shared hugetlb DIMM is filled by qlaunch before QEMU sees it, a
+// private one by QEMU in object-add; the guest's MemTotal follows, the pages are taken and given
+// back; the hostile inputs are refused with the guest untouched.
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "support/hotplug_guest.h"
+#include "support/hugepages.h"
+#include "support/launch_env.h"
+
+namespace qlaunch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr uint64_t MiB = 1ull << 20;
+
+class AttachMemoryTest : public LaunchTest {
+ protected:
+  // q35 TCG, one 256 MiB cell on shared 2 MiB hugetlb memfds, room for two DIMMs up to 1 GiB.
+  std::string WriteXml(const std::string& name, const HotplugGuest& guest) {
+    const fs::path xml = tmp() / (name + ".xml");
+    std::ofstream(xml) << "<domain type='qemu'>\n  <name>" << name << "</name>\n"
+                       << "  <maxMemory slots='2' unit='MiB'>1024</maxMemory>\n  <memory unit='MiB'>256</memory>\n"
+                       << "  <memoryBacking><hugepages/><source type='memfd'/><access mode='shared'/></memoryBacking>\n"
+                       << "  <vcpu>1</vcpu>\n  <features><acpi/></features>\n"
+                       << "  <os>\n    <type arch='x86_64' machine='q35'>hvm</type>\n"
+                       << guest.OsXml("memhp_default_state=online_movable") << "  </os>\n"
+                       << "  <cpu><numa><cell id='0' cpus='0' memory='256' unit='MiB'/></numa></cpu>\n"
+                       << "  <devices>\n" << guest.SerialXml() << "    <memballoon model='none'/>\n  </devices>\n</domain>\n";
+    return xml.string();
+  }
+  std::string DeviceFile(const std::string& file, const std::string& xml) {
+    const fs::path p = tmp() / file;
+    std::ofstream(p) << xml;
+    return p.string();
+  }
+  size_t MemoryDevices(const std::string& name) {
+    RunResult r = Qlaunch({"qemu-monitor-command", name, R"({"execute":"query-memory-devices"})"});
+    EXPECT_EQ(r.exit_code, 0) << r.Describe();
+    return r.exit_code == 0 ? json::parse(r.out).at("return").size() : 0;
+  }
+};
+
+TEST_F(AttachMemoryTest, ABootedGuestGainsAndLosesDimmsFilledOutsideQemu) {
+  if (DefaultHugepageBytes() != 2 * MiB) GTEST_SKIP() << "this test assumes 2 MiB default hugepages";
+  const HotplugGuest guest = MakeHotplugGuest(tmp());
+  if (!guest.missing.empty()) GTEST_SKIP() << guest.missing;
+  HugepagePool pool = HugepagePool::Exactly(256);
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
+  RunResult started = Qlaunch({"start", "--json", WriteXml("am-boot", guest)});
+  ASSERT_EQ(started.exit_code, 0) << started.Describe();
+  const pid_t pid = json::parse(started.out).value("pid", 0);
+  const std::string first = guest.Report("mem", [](const std::string&) { return true; }, std::chrono::seconds(120));
+  ASSERT_FALSE(first.empty()) << "the guest never reported its memory";
+  const uint64_t base = std::stoull(first);
+  auto mem_total_is = [&](uint64_t kib) {
+    const std::string v = guest.Report("mem", [&](const std::string& s) { return std::stoull(s) == kib; },
+                                       std::chrono::seconds(60));
+    return v.empty() ? 0 : std::stoull(v);
+  };
+  EXPECT_EQ(HugepagesFree(), 128u);
+
+  // Hostile input first: each refused with the file and line, nothing plugged, no page taken.
+  const std::string dimm = "<memory model='dimm'>\n  <target><size unit='MiB'>128</size><node>0</node></target>\n</memory>\n";
+  struct Bad {
+    std::string xml, error;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           {"<memory model='dimm'>\n  <target><size unit='MiB'>128</size><node>0</node></target>\n"
+            "  <address type='dimm' slot='2'/>\n</memory>\n",
+            "bad.xml:1: error: <memory>: memory device slot '2' exceeds slots count '2'"},
+           {"<memory model='dimm'>\n  <target><size unit='MiB'>128</size><node>1</node></target>\n</memory>\n",
+            "bad.xml:1: error: <memory>: can't add memory backend for guest node '1' as the guest has only '1' NUMA nodes"},
+           {"<memory model='dimm'>\n  <target><size unit='MiB'>1024</size><node>0</node></target>\n</memory>\n",
+            "would exceed domain's maxMemory config size '1048576'"},
+           {"<memory model='dimm'>\n  <source><pagesize unit='KiB'>4096</pagesize></source>\n"
+            "  <target><size unit='MiB'>128</size><node>0</node></target>\n</memory>\n",
+            "bad.xml:1: error: <memory>: the host has no huge pages of 4096 KiB"},
+           {"<memory model='dimm'>\n  <target><size unit='MiB'>512</size><node>0</node></target>\n</memory>\n",
+            "attach-device am-boot: dimm0: not enough 2 MiB hugepages"},
+       }) {
+    RunResult r = Qlaunch({"attach-device", "am-boot", DeviceFile("bad.xml", b.xml)});
+    EXPECT_EQ(r.exit_code, 1) << r.Describe();
+    EXPECT_NE(r.err.find(b.error), std::string::npos) << r.Describe();
+    EXPECT_EQ(MemoryDevices("am-boot"), 0u);
+    EXPECT_EQ(HugepagesFree(), 128u) << b.error;
+  }
+
+  // A shared hugetlb DIMM: qlaunch fills it, QEMU gets it by fd; the guest sees 128 MiB more.
+  RunResult shared = Qlaunch({"attach-device", "--json", "am-boot", DeviceFile("dimm.xml", dimm)});
+  ASSERT_EQ(shared.exit_code, 0) << shared.Describe();
+  const json a = json::parse(shared.out);
+  EXPECT_EQ(a.value("alias", ""), "dimm0");
+  EXPECT_EQ(a.value("prealloc", ""), "launcher");
+  EXPECT_GT(a.value("fill_ms", 0.0), 0.0);
+  EXPECT_EQ(HugepagesFree(), 64u);
+  EXPECT_EQ(mem_total_is(base + 128 * 1024), base + 128 * 1024);
+  RunResult info = Qlaunch({"dominfo", "--json", "am-boot"});
+  EXPECT_EQ(json::parse(info.out).value("memory_bytes", uint64_t{0}), 384 * MiB) << info.out;
+  RunResult xml = Qlaunch({"dumpxml", "am-boot"});
+  EXPECT_NE(xml.out.find("<alias name=\"dimm0\"/>"), std::string::npos) << xml.out;
+  EXPECT_NE(xml.out.find("<address type=\"dimm\" slot=\"0\""), std::string::npos) << xml.out;
+  EXPECT_NE(xml.out.find("<memory unit=\"KiB\">393216</memory>"), std::string::npos) << xml.out;
+
+  // A private one (access='private'): QEMU preallocates it in object-add. (128 MiB: the guest's
+  // memory block size on x86; a smaller DIMM is plugged but never onlined.)
+  const std::string priv = "<memory model='dimm' access='private'>\n  <target><size unit='MiB'>128</size><node>0</node>"
+                           "</target>\n</memory>\n";
+  RunResult second = Qlaunch({"attach-device", "--json", "am-boot", DeviceFile("private.xml", priv)});
+  ASSERT_EQ(second.exit_code, 0) << second.Describe();
+  EXPECT_EQ(json::parse(second.out).value("alias", ""), "dimm1");
+  EXPECT_EQ(json::parse(second.out).value("prealloc", ""), "qemu");
+  EXPECT_EQ(HugepagesFree(), 0u);
+  EXPECT_EQ(mem_total_is(base + 256 * 1024), base + 256 * 1024);
+  EXPECT_EQ(MemoryDevices("am-boot"), 2u);
+
+  // Detach both: the guest lets them go (movable), and every page comes back.
+  for (const auto& [file, kib] : {std::pair{std::string("dimm.xml"), base + 128 * 1024}, {std::string("private.xml"), base}}) {
+    RunResult d = Qlaunch({"detach-device", "--json", "am-boot", (tmp() / file).string()});
+    ASSERT_EQ(d.exit_code, 0) << d.Describe();
+    EXPECT_EQ(d.out.find("\"released\":false"), std::string::npos) << d.out;
+    EXPECT_EQ(mem_total_is(kib), kib) << file;
+  }
+  EXPECT_EQ(MemoryDevices("am-boot"), 0u);
+  EXPECT_EQ(HugepagesFree(), 128u);
+  RunResult after = Qlaunch({"dumpxml", "am-boot"});
+  EXPECT_EQ(after.out.find("model=\"dimm\""), std::string::npos) << after.out;
+  EXPECT_NE(after.out.find("<memory unit=\"KiB\">262144</memory>"), std::string::npos) << after.out;
+
+  EXPECT_EQ(Qlaunch({"destroy", "am-boot"}).exit_code, 0);
+  ExpectHostClean("am-boot", pid, 256);
+}
+
+}  // namespace
+}  // namespace qlaunch::testing

@@ -10,8 +10,8 @@
 #include "launcher/host/pool_reserved.h"
 #include "launcher/lifecycle/inputs.h"
 #include "launcher/lifecycle/preflight.h"
+#include "launcher/lifecycle/start_memory.h"
 #include "prealloc/preallocator.h"
-#include "prealloc/worker_plan.h"
 #include "qemu_cmd/memory_hotplug_plan.h"
 
 namespace qlaunch::launcher {
@@ -60,16 +60,7 @@ HotplugResult AttachMemoryDevice(const std::string& name, DomainSession& s, Runn
   // qlaunch's own fill, before QEMU sees anything.
   std::optional<prealloc::PreallocatedRegion> filled;
   if (plan.backend.prealloc == qemu::PreallocBy::kLauncher) {
-    const qemu::MemoryBackend& b = plan.backend;
-    prealloc::RegionSpec spec;
-    spec.name = b.id;
-    spec.memfd_name = "qlaunch:" + name + ":" + b.id;
-    spec.size_bytes = b.size_bytes;
-    spec.page_bytes = b.page_size_bytes;
-    spec.host_nodes = b.host_nodes;
-    spec.policy = b.policy;
-    spec.worker_cpus = b.prealloc_cpus.Empty() ? prealloc::WorkerCpus(host, b.host_nodes) : b.prealloc_cpus;
-    spec.threads = b.launcher_threads;
+    const prealloc::RegionSpec spec = LauncherRegion(plan.backend, name, host);
     const auto t0 = Clock::now();
     prealloc::PreallocResult res = prealloc::Preallocate(std::span(&spec, 1));
     r.fill_ms = MsSince(t0);

@@ -15,22 +15,27 @@ namespace qlaunch::launcher {
 
 namespace fs = std::filesystem;
 
+prealloc::RegionSpec LauncherRegion(const qemu::MemoryBackend& b, const std::string& domain,
+                                    const numa::HostTopology& host) {
+  prealloc::RegionSpec s;
+  s.name = b.id;
+  s.memfd_name = "qlaunch:" + domain + ":" + b.id;
+  s.size_bytes = b.size_bytes;
+  s.page_bytes = b.page_size_bytes;
+  s.host_nodes = b.host_nodes;
+  s.policy = b.policy;
+  s.worker_cpus = b.prealloc_cpus.Empty() ? prealloc::WorkerCpus(host, b.host_nodes) : b.prealloc_cpus;
+  s.threads = b.launcher_threads;
+  return s;
+}
+
 std::unique_ptr<LauncherMemory> LauncherMemory::Create(const qemu::LaunchPlan& plan,
                                                        const numa::HostTopology& host) {
   std::unique_ptr<LauncherMemory> m(new LauncherMemory());
   std::vector<prealloc::RegionSpec> specs;
   for (const auto& b : plan.backends) {
     if (b.prealloc != qemu::PreallocBy::kLauncher) continue;
-    prealloc::RegionSpec s;
-    s.name = b.id;
-    s.memfd_name = "qlaunch:" + plan.name + ":" + b.id;
-    s.size_bytes = b.size_bytes;
-    s.page_bytes = b.page_size_bytes;
-    s.host_nodes = b.host_nodes;
-    s.policy = b.policy;
-    s.worker_cpus = b.prealloc_cpus.Empty() ? prealloc::WorkerCpus(host, b.host_nodes) : b.prealloc_cpus;
-    s.threads = b.launcher_threads;
-    specs.push_back(std::move(s));
+    specs.push_back(LauncherRegion(b, plan.name, host));
     m->target_fds_.push_back(b.launcher_fd);
     m->bytes_ += b.size_bytes;
   }

@@ -28,6 +28,12 @@
 
 namespace qlaunch::launcher {
 
+// The region qlaunch's preallocator fills for a backend it preallocates (PreallocBy::kLauncher):
+// memfd "qlaunch:<domain>:<backend id>", on the backend's host nodes, its workers on the CPUs the
+// plan gave it (else those nearest its nodes). Start and attach-device of a DIMM use it.
+prealloc::RegionSpec LauncherRegion(const qemu::MemoryBackend& b, const std::string& domain,
+                                    const numa::HostTopology& host);
+
 class LauncherMemory {
  public:
   // Nothing to do when the plan has no launcher backends (empty()).

@@ -97,4 +97,10 @@ std::vector<Diagnostic> ValidateDomain(const DomainDef& def) {
   return out.Take();
 }
 
+std::vector<Diagnostic> ValidateMemoryDevice(const DomainDef& def, const MemoryDevice& mem) {
+  Findings out(def);
+  CheckMemoryDevice(def, mem, out);
+  return out.Take();
+}
+
 }  // namespace qlaunch::domain

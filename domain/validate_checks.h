@@ -31,6 +31,7 @@ void CheckVcpus(const DomainDef& def, Findings& out);
 void CheckMemorySizes(const DomainDef& def, Findings& out);
 void CheckMemoryBacking(const DomainDef& def, Findings& out);
 void CheckMemoryDevices(const DomainDef& def, Findings& out);
+void CheckMemoryDevice(const DomainDef& def, const MemoryDevice& mem, Findings& out);
 void CheckNumaCells(const DomainDef& def, Findings& out);
 void CheckNumaTune(const DomainDef& def, Findings& out);
 

@@ -81,7 +81,9 @@ void CheckVirtioMem(const MemoryDevice& mem, Findings& out) {
     out.Error(mem.line, "memory", "requested size must be an integer multiple of block size");
 }
 
-void CheckDevice(const DomainDef& def, const MemoryDevice& mem, Findings& out) {
+}  // namespace
+
+void CheckMemoryDevice(const DomainDef& def, const MemoryDevice& mem, Findings& out) {
   if (mem.size_bytes == 0) out.Error(mem.line, "memory", "memory device size must be greater than 0");
   if (mem.node && !def.cpu.cells.empty() && !CellIds(def).contains(*mem.node))
     out.Error(mem.line, "memory",
@@ -99,8 +101,6 @@ void CheckDevice(const DomainDef& def, const MemoryDevice& mem, Findings& out) {
   }
   if (mem.model == "virtio-mem") CheckVirtioMem(mem, out);
 }
-
-}  // namespace
 
 void CheckMemorySizes(const DomainDef& def, Findings& out) {
   uint64_t total = TotalMemoryBytes(def);
@@ -163,7 +163,7 @@ void CheckMemoryDevices(const DomainDef& def, Findings& out) {
                   std::to_string(def.max_memory_slots) + "'");
   std::set<unsigned> slots;
   for (const MemoryDevice& mem : devices) {
-    CheckDevice(def, mem, out);
+    CheckMemoryDevice(def, mem, out);
     if (mem.slot && !slots.insert(*mem.slot).second)
       out.Error(mem.line, "memory",
                 "memory device slot '" + std::to_string(*mem.slot) + "' is already being used by another memory device");

@@ -86,22 +86,6 @@ PlannedDevice TakeLast(std::vector<PlannedDevice>& planned, const std::string& e
   Fail(def, line, element, "the device could not be planned");
 }
 
-std::vector<PlannedDevice> RunningDevices(const RunningDomain& running) {
-  std::vector<PlannedDevice> out;
-  for (const DeviceRecord& r : running.devices) {
-    PlannedDevice d;
-    d.element = r.element;
-    d.family = r.family;
-    d.driver = r.driver;
-    d.id = r.id;
-    d.props = r.props;
-    d.slot = r.slot;
-    d.pci = r.slot.has_value();
-    out.push_back(std::move(d));
-  }
-  return out;
-}
-
 void CheckController(const RunningDomain& running, const DomainDef& def, int line, const std::string& element,
                      const std::string& id, const std::string& what) {
   if (!HasId(running.devices, id))
@@ -133,6 +117,22 @@ void PinUsbPorts(const RunningDomain& running, DomainDef* def) {
 }
 
 }  // namespace
+
+std::vector<PlannedDevice> RunningPlannedDevices(const RunningDomain& running) {
+  std::vector<PlannedDevice> out;
+  for (const DeviceRecord& r : running.devices) {
+    PlannedDevice d;
+    d.element = r.element;
+    d.family = r.family;
+    d.driver = r.driver;
+    d.id = r.id;
+    d.props = r.props;
+    d.slot = r.slot;
+    d.pci = r.slot.has_value();
+    out.push_back(std::move(d));
+  }
+  return out;
+}
 
 AttachPlan PlanAttach(const RunningDomain& running, const DeviceFragment& fragment, const QemuCaps& caps) {
   // The running definition with the new element appended to its family's list: the family
@@ -237,7 +237,7 @@ AttachPlan PlanAttach(const RunningDomain& running, const DeviceFragment& fragme
 
   PlannedDevice d = TakeLast(planned, element, def, line);
   Rename(&d, names);
-  if (d.pci && !d.slot) AssignHotplugPciAddress(ctx, RunningDevices(running), &d);
+  if (d.pci && !d.slot) AssignHotplugPciAddress(ctx, RunningPlannedDevices(running), &d);
   if (HasId(running.devices, d.id))
     Fail(def, line, element, "the running domain already has a device with the alias '" + d.id + "'");
 

@@ -56,6 +56,10 @@ struct AttachPlan {
 // the device needs and the domain lacks.
 AttachPlan PlanAttach(const RunningDomain& running, const domain::DeviceFragment& fragment, const QemuCaps& caps);
 
+// The running devices as the PCI assignment sees them (AssignHotplugPciAddress): each record with
+// its id, properties and PCI slot.
+std::vector<PlannedDevice> RunningPlannedDevices(const RunningDomain& running);
+
 struct DetachPlan {
   std::string element;
   size_t record = 0;                   // index in running.devices

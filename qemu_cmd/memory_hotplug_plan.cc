@@ -3,6 +3,10 @@
 #include <algorithm>
 
 #include "domain/memory_totals.h"
+#include "domain/validate.h"
+#include "qemu_cmd/device_plan.h"
+#include "qemu_cmd/hotplug_qmp.h"
+#include "qemu_cmd/pci_address.h"
 #include "qemu_cmd/memory_plan.h"
 #include "qemu_cmd/plan_diagnostic.h"
 #include "qemu_cmd/render_object.h"
@@ -23,6 +27,19 @@ namespace {
 std::string KiB(uint64_t bytes) { return std::to_string(bytes / 1024); }
 
 // Where a running DIMM sits: its slot as plan.json recorded it.
+// The next N of <prefix>N among plan.json's memory devices (one past the highest).
+unsigned NextIndex(const json& memory_devices, const std::string& prefix) {
+  unsigned next = 0;
+  for (const json& m : memory_devices) {
+    const std::string id = m.value("id", "");
+    if (id.size() <= prefix.size() || id.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string digits = id.substr(prefix.size());
+    if (digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    next = std::max(next, static_cast<unsigned>(std::stoul(digits)) + 1);
+  }
+  return next;
+}
+
 std::optional<unsigned> RecordedSlot(const json& memory_devices, const std::string& id) {
   for (const json& m : memory_devices)
     if (m.value("id", "") == id && m.contains("slot")) return m["slot"].get<unsigned>();
@@ -47,44 +64,48 @@ static domain::DomainDef WithRecordedSlots(const domain::DomainDef& running, con
   return def;
 }
 
-MemoryAttachPlan PlanMemoryAttach(const domain::DomainDef& running_def, const json& memory_devices,
+MemoryAttachPlan PlanMemoryAttach(const RunningDomain& running_domain, const json& memory_devices,
                                   const domain::DeviceFragment& f, const numa::HostTopology& host,
                                   const QemuCaps& caps) {
-  const domain::DomainDef running = WithRecordedSlots(running_def, memory_devices);
-  const domain::MemoryDevice& dimm = f.devices.memory.at(0);
-  if (dimm.model != "dimm")
-    Fail(f, "attaching a <memory model='" + dimm.model + "'> is not supported by qlaunch (only dimm)");
+  const domain::DomainDef running = WithRecordedSlots(*running_domain.def, memory_devices);
+  const domain::MemoryDevice& mem = f.devices.memory.at(0);
+  const bool virtio_mem = mem.model == "virtio-mem";
+  if (mem.model != "dimm" && !virtio_mem)
+    Fail(f, "attaching a <memory model='" + mem.model + "'> is not supported by qlaunch (only dimm and virtio-mem)");
   if (!running.max_memory_bytes) Fail(f, "cannot use/hotplug a memory device when domain 'maxMemory' is not defined");
-  if (dimm.size_bytes == 0) Fail(f, "memory device size must be greater than 0");
   domain::DomainDef def = running;
   def.file = f.file;
-  def.devices.memory.push_back(dimm);
+  def.devices.memory.push_back(mem);
   def.devices.memory.back().line = f.line;
+  if (const std::vector<Diagnostic> problems = domain::ValidateMemoryDevice(def, def.devices.memory.back());
+      !problems.empty())
+    throw DiagnosticError(problems);
+  // libvirt counts every memory device against the slots, virtio-mem too.
+  if (running.max_memory_slots && running.devices.memory.size() + 1 > running.max_memory_slots)
+    Fail(f, "no free memory device slot available");
   const uint64_t total = domain::TotalMemoryBytes(def);
   if (total > *running.max_memory_bytes)
-    Fail(f, "Attaching memory device with size '" + KiB(dimm.size_bytes) + "' would exceed domain's maxMemory config size '" +
+    Fail(f, "Attaching memory device with size '" + KiB(mem.size_bytes) + "' would exceed domain's maxMemory config size '" +
                 KiB(*running.max_memory_bytes) + "'");
-  if (dimm.node && !running.cpu.cells.empty() &&
-      std::none_of(running.cpu.cells.begin(), running.cpu.cells.end(), [&](const auto& c) { return c.id == *dimm.node; }))
-    Fail(f, "can't add memory backend for guest node '" + std::to_string(*dimm.node) + "' as the guest has only '" +
-                std::to_string(running.cpu.cells.size()) + "' NUMA nodes configured");
-  if (dimm.slot) {
-    if (running.max_memory_slots && *dimm.slot >= running.max_memory_slots)
-      Fail(f, "memory device slot '" + std::to_string(*dimm.slot) + "' exceeds slots count '" +
-                  std::to_string(running.max_memory_slots) + "'");
+  if (mem.slot && !virtio_mem)
     for (const domain::MemoryDevice& m : running.devices.memory)
-      if (m.slot == dimm.slot && m.model != "virtio-mem")
-        Fail(f, "memory device slot '" + std::to_string(*dimm.slot) + "' is already being used by another memory device");
-  }
+      if (m.slot == mem.slot && m.model != "virtio-mem")
+        Fail(f, "memory device slot '" + std::to_string(*mem.slot) + "' is already being used by another memory device");
 
-  // The same planner as a start, on the running definition with this DIMM last: the DIMMs before
-  // it keep the slots they were given, this one takes the lowest free slot.
+  // The same planner as a start, on the running definition with this device last: the DIMMs
+  // before it keep the slots they were given, a DIMM takes the lowest free slot.
   PlanOptions opts;
   MemoryLayout layout = PlanMemory(def, host, caps, opts);
   MemoryAttachPlan p;
   p.notes = std::move(layout.notes);
   p.backend = layout.backends.back();
   p.device = layout.devices.back();
+  if (virtio_mem) {
+    // libvirt names a hot-plugged virtio-mem device after the highest running one.
+    const std::string n = std::to_string(NextIndex(memory_devices, "virtiomem"));
+    p.device.id = "virtiomem" + n;
+    p.backend.id = p.device.memdev = "memvirtiomem" + n;
+  }
   std::vector<MemoryBackend> one = {p.backend};
   std::vector<ThreadContext> contexts = PlanPrealloc(one, def, host, caps, opts, &p.notes);
   p.backend = one[0];
@@ -100,6 +121,25 @@ MemoryAttachPlan PlanMemoryAttach(const domain::DomainDef& running_def, const js
   p.record.line = f.line;
   p.record.driver = p.device.driver;
   p.record.id = p.device.id;
+  if (!virtio_mem) {
+    p.device_add = {{"driver", p.device.driver}, {"node", p.device.node}, {"memdev", p.device.memdev}, {"id", p.device.id}};
+    if (p.device.slot) p.device_add["slot"] = *p.device.slot;
+    if (p.device.addr) p.device_add["addr"] = *p.device.addr;
+    return p;
+  }
+  // virtio-mem is a PCI device: the start's memory family renders it, the hot-plug PCI
+  // assignment gives it a free hotpluggable slot (or checks the one the XML asks for).
+  MemoryLayout mine;
+  mine.devices = {p.device};
+  PlanOptions device_opts;
+  const DeviceContext ctx{&def, &caps, &device_opts, IsQ35(def.os.machine), &mine, nullptr};
+  std::vector<PlannedDevice> planned;
+  PlanMemoryDevices(ctx, &planned);
+  PlannedDevice& d = planned.at(0);
+  AssignHotplugPciAddress(ctx, RunningPlannedDevices(running_domain), &d);
+  p.device_add = DeviceAddOf(d).arguments;
+  p.record.props = d.props;
+  p.record.slot = d.slot;
   return p;
 }
 
@@ -117,13 +157,6 @@ json MemoryAttachPlan::ObjectAdd(const QemuCaps& caps, int qemu_fd) const {
   return json::parse(RenderBackendObject(b, json_caps));
 }
 
-json MemoryAttachPlan::DeviceAdd() const {
-  json d = {{"driver", device.driver}, {"node", device.node}, {"memdev", device.memdev}, {"id", device.id}};
-  if (device.slot) d["slot"] = *device.slot;
-  if (device.addr) d["addr"] = *device.addr;
-  return d;
-}
-
 json MemoryAttachPlan::BackendJson() const {
   LaunchPlan plan;
   plan.backends = {backend};
@@ -139,15 +172,17 @@ json MemoryAttachPlan::DeviceJson() const {
 MemoryDetachPlan PlanMemoryDetach(const domain::DomainDef& running, const json& memory_devices,
                                   const domain::DeviceFragment& f) {
   const domain::MemoryDevice& want = f.devices.memory.at(0);
-  // The running DIMMs' ids, as the start (and attach-device) named them: plan.json's records in
-  // document order.
-  std::vector<json> dimms;
+  // The running devices' ids, as the start (and attach-device) named them: plan.json's records in
+  // document order, the DIMMs and the virtio-mem devices each in their own order.
+  std::vector<json> dimms, virtio;
   for (const json& m : memory_devices)
-    if (m.value("driver", "") != "virtio-mem-pci") dimms.push_back(m);
-  size_t k = 0;
+    (m.value("driver", "") == "virtio-mem-pci" ? virtio : dimms).push_back(m);
+  size_t k_dimm = 0, k_virtio = 0;
   for (const domain::MemoryDevice& m : running.devices.memory) {
-    if (m.model == "virtio-mem") continue;
-    const json rec = k < dimms.size() ? dimms[k] : json::object();
+    const bool is_virtio = m.model == "virtio-mem";
+    std::vector<json>& list = is_virtio ? virtio : dimms;
+    size_t& k = is_virtio ? k_virtio : k_dimm;
+    const json rec = k < list.size() ? list[k] : json::object();
     ++k;
     const std::string id = rec.value("id", "");
     const std::optional<unsigned> slot = RecordedSlot(memory_devices, id);

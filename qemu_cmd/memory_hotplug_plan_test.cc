@@ -41,7 +41,7 @@ const json kRecorded = json::parse(R"([{"driver":"pc-dimm","id":"dimm0","memdev"
 
 MemoryAttachPlan Attach(const domain::DomainDef& d, const std::string& xml, const QemuCaps& caps = Caps72(),
                         const json& recorded = kRecorded) {
-  return PlanMemoryAttach(d, recorded, Fragment(xml), TwoNodeHost(), caps);
+  return PlanMemoryAttach({&d, {}, 0, ""}, recorded, Fragment(xml), TwoNodeHost(), caps);
 }
 
 TEST(MemoryHotplugPlan, ASharedHugetlbDimmIsFilledByQlaunchAndHandedOverByFd) {
@@ -97,8 +97,11 @@ TEST(MemoryHotplugPlan, RefusalsNameTheDeviceFile) {
            {"<memory model='dimm'><target><size unit='MiB'>128</size><node>0</node></target>"
             "<address type='dimm' slot='3'/></memory>",
             "memory device slot '3' exceeds slots count '3'"},
-           {"<memory model='virtio-mem'><target><size unit='MiB'>128</size><node>0</node></target></memory>",
-            "attaching a <memory model='virtio-mem'> is not supported by qlaunch (only dimm)"},
+           {"<memory model='nvdimm'><source><path>/tmp/nv</path></source><target><size unit='MiB'>128</size>"
+            "<node>0</node></target></memory>",
+            "attaching a <memory model='nvdimm'> is not supported by qlaunch (only dimm and virtio-mem)"},
+           {"<memory model='dimm'><target><size unit='MiB'>0</size><node>0</node></target></memory>",
+            "memory device size must be greater than 0"},
        }) {
     SCOPED_TRACE(r.xml);
     try {

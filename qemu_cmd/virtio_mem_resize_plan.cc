@@ -14,7 +14,7 @@ std::string KiB(uint64_t bytes) { return std::to_string(bytes / 1024) + "KiB"; }
 }  // namespace
 
 VirtioMemResize PlanVirtioMemResize(const domain::DomainDef& running, const VirtioMemSelector& which,
-                                    uint64_t requested_bytes) {
+                                    uint64_t requested_bytes, const std::vector<std::string>& aliases) {
   std::vector<VirtioMemResize> all, matching;
   unsigned rank = 0;
   for (size_t i = 0; i < running.devices.memory.size(); ++i) {
@@ -22,7 +22,7 @@ VirtioMemResize PlanVirtioMemResize(const domain::DomainDef& running, const Virt
     if (m.model != "virtio-mem") continue;
     VirtioMemResize r;
     r.index = i;
-    r.alias = "virtiomem" + std::to_string(rank);
+    r.alias = rank < aliases.size() ? aliases[rank] : "virtiomem" + std::to_string(rank);
     r.memdev = "mem" + r.alias;
     ++rank;
     r.node = m.node.value_or(0);
@@ -33,17 +33,17 @@ VirtioMemResize PlanVirtioMemResize(const domain::DomainDef& running, const Virt
     if ((which.alias.empty() || which.alias == r.alias) && (!which.node || *which.node == r.node))
       matching.push_back(r);
   }
-  std::string aliases;
+  std::string listed;
   for (const VirtioMemResize& r : all)
-    aliases += (aliases.empty() ? "" : ", ") + r.alias + " (node " + std::to_string(r.node) + ")";
+    listed += (listed.empty() ? "" : ", ") + r.alias + " (node " + std::to_string(r.node) + ")";
   if (all.empty()) throw std::runtime_error("no memory device found: the domain has no <memory model='virtio-mem'>");
   if (matching.empty())
     throw std::runtime_error("no memory device found" +
                              (which.alias.empty() ? std::string() : " with alias '" + which.alias + "'") +
                              (which.node ? " on guest node " + std::to_string(*which.node) : std::string()) +
-                             " (the domain's virtio-mem devices: " + aliases + ")");
+                             " (the domain's virtio-mem devices: " + listed + ")");
   if (matching.size() > 1)
-    throw std::runtime_error("multiple memory devices found: give --alias or --node (" + aliases + ")");
+    throw std::runtime_error("multiple memory devices found: give --alias or --node (" + listed + ")");
   VirtioMemResize r = matching.front();
   if (requested_bytes > r.size_bytes)
     throw std::runtime_error("requested size must be smaller than or equal to @size (" + KiB(r.size_bytes) + ")");

@@ -1,13 +1,15 @@
 // update-memory-device --requested-size as libvirt 9.0 does it for virtio-mem, pure: which
 // <memory model='virtio-mem'> of the running definition is meant (by alias, by guest node, or
 // the only one), libvirt's checks of the new size, and the QMP command (qom-set of the device's
-// requested-size). The device's alias is its rank among the virtio-mem devices (virtiomem<N>),
-// as qemu_cmd/memory_plan.h names it at start.
+// requested-size). The device's alias is the one plan.json recorded for it (`aliases`: the
+// virtio-mem devices' ids in document order, attach-device's included); without a record, its
+// rank among the virtio-mem devices (virtiomem<N>), as qemu_cmd/memory_plan.h names it at start.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "domain/domain_def.h"
 #include "qemu_cmd/media_change_plan.h"
@@ -33,6 +35,6 @@ struct VirtioMemResize {
 // Throws std::runtime_error (libvirt's words where libvirt has them): no virtio-mem device, none
 // matching, more than one matching, a size beyond the device or not in whole blocks.
 VirtioMemResize PlanVirtioMemResize(const domain::DomainDef& running, const VirtioMemSelector& which,
-                                    uint64_t requested_bytes);
+                                    uint64_t requested_bytes, const std::vector<std::string>& aliases = {});
 
 }  // namespace qlaunch::qemu

@@ -53,6 +53,17 @@ TEST(VirtioMemResizePlan, ByAliasOrNode) {
   EXPECT_EQ(PlanVirtioMemResize(Running(), {"virtiomem1", 1u}, 1028 * MiB).new_requested, 1028 * MiB);
 }
 
+// The aliases plan.json recorded win over the rank: a device attached as virtiomem4 is found
+// and set under that name.
+TEST(VirtioMemResizePlan, TheRecordedAliasesNameTheDevices) {
+  const std::vector<std::string> recorded = {"virtiomem0", "virtiomem4"};
+  const VirtioMemResize r = PlanVirtioMemResize(Running(), {"virtiomem4", std::nullopt}, 8 * MiB, recorded);
+  EXPECT_EQ(r.index, 2u);
+  EXPECT_EQ(r.memdev, "memvirtiomem4");
+  EXPECT_EQ(r.command.arguments.value("path", ""), "/machine/peripheral/virtiomem4");
+  EXPECT_THROW(PlanVirtioMemResize(Running(), {"virtiomem1", std::nullopt}, 8 * MiB, recorded), std::runtime_error);
+}
+
 TEST(VirtioMemResizePlan, Refusals) {
   struct Row {
     VirtioMemSelector which;

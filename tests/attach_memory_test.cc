@@ -2,7 +2,9 @@
 // (Debian's kernel with ACPI memory hot-plug, memhp_default_state=online_movable so that the
 // guest can give it back): a shared hugetlb DIMM is filled by qlaunch before QEMU sees it, a
 // private one by QEMU in object-add; the guest's MemTotal follows, the pages are taken and given
-// back; the hostile inputs are refused with the guest untouched.
+// back; the hostile inputs are refused with the guest untouched. And a virtio-mem device attached
+// at run time (on a spare root port), grown and shrunk by update-memory-device, its detach
+// refused by QEMU 7.2 with the guest untouched.
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -23,7 +25,8 @@ constexpr uint64_t MiB = 1ull << 20;
 
 class AttachMemoryTest : public LaunchTest {
  protected:
-  // q35 TCG, one 256 MiB cell on shared 2 MiB hugetlb memfds, room for two DIMMs up to 1 GiB.
+  // q35 TCG, one 256 MiB cell on shared 2 MiB hugetlb memfds, room for two DIMMs up to 1 GiB
+  // (and two spare root ports for a virtio-mem device).
   std::string WriteXml(const std::string& name, const HotplugGuest& guest) {
     const fs::path xml = tmp() / (name + ".xml");
     std::ofstream(xml) << "<domain type='qemu'>\n  <name>" << name << "</name>\n"
@@ -33,7 +36,10 @@ class AttachMemoryTest : public LaunchTest {
                        << "  <os>\n    <type arch='x86_64' machine='q35'>hvm</type>\n"
                        << guest.OsXml("memhp_default_state=online_movable") << "  </os>\n"
                        << "  <cpu><numa><cell id='0' cpus='0' memory='256' unit='MiB'/></numa></cpu>\n"
-                       << "  <devices>\n" << guest.SerialXml() << "    <memballoon model='none'/>\n  </devices>\n</domain>\n";
+                       << "  <devices>\n    <controller type='pci' index='0' model='pcie-root'/>\n"
+                       << "    <controller type='pci' index='1' model='pcie-root-port'/>\n"
+                       << "    <controller type='pci' index='2' model='pcie-root-port'/>\n"
+                       << guest.SerialXml() << "    <memballoon model='none'/>\n  </devices>\n</domain>\n";
     return xml.string();
   }
   std::string DeviceFile(const std::string& file, const std::string& xml) {
@@ -136,6 +142,77 @@ TEST_F(AttachMemoryTest, ABootedGuestGainsAndLosesDimmsFilledOutsideQemu) {
 
   EXPECT_EQ(Qlaunch({"destroy", "am-boot"}).exit_code, 0);
   ExpectHostClean("am-boot", pid, 256);
+}
+
+TEST_F(AttachMemoryTest, AVirtioMemDeviceAttachedAtRunTimeGrowsAndShrinksTheGuest) {
+  if (DefaultHugepageBytes() != 2 * MiB) GTEST_SKIP() << "this test assumes 2 MiB default hugepages";
+  const HotplugGuest guest = MakeHotplugGuest(tmp());
+  if (!guest.missing.empty()) GTEST_SKIP() << guest.missing;
+  HugepagePool pool = HugepagePool::Exactly(256);
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
+  RunResult started = Qlaunch({"start", "--json", WriteXml("am-vmem", guest)});
+  ASSERT_EQ(started.exit_code, 0) << started.Describe();
+  const pid_t pid = json::parse(started.out).value("pid", 0);
+  const std::string first = guest.Report("mem", [](const std::string&) { return true; }, std::chrono::seconds(120));
+  ASSERT_FALSE(first.empty()) << "the guest never reported its memory";
+  const uint64_t base = std::stoull(first);
+  auto mem_total_is = [&](uint64_t kib) {
+    const std::string v = guest.Report("mem", [&](const std::string& s) { return std::stoull(s) == kib; },
+                                       std::chrono::seconds(60));
+    return v.empty() ? 0 : std::stoull(v);
+  };
+  EXPECT_EQ(HugepagesFree(), 128u);
+
+  // More requested than the pool holds: refused before QEMU hears of it.
+  const std::string greedy = "<memory model='virtio-mem'>\n  <target><size unit='MiB'>384</size><node>0</node>"
+                             "<block unit='KiB'>2048</block><requested unit='MiB'>384</requested></target>\n</memory>\n";
+  RunResult refused = Qlaunch({"attach-device", "am-vmem", DeviceFile("greedy.xml", greedy)});
+  EXPECT_EQ(refused.exit_code, 1) << refused.Describe();
+  EXPECT_NE(refused.err.find("not enough 2 MiB hugepages"), std::string::npos) << refused.Describe();
+  EXPECT_EQ(MemoryDevices("am-vmem"), 0u);
+  EXPECT_EQ(HugepagesFree(), 128u);
+
+  // Attached empty: nothing plugged, no page taken; on the spare root port it was given.
+  const std::string vmem = "<memory model='virtio-mem'>\n  <target><size unit='MiB'>256</size><node>0</node>"
+                           "<block unit='KiB'>2048</block></target>\n</memory>\n";
+  RunResult attached = Qlaunch({"attach-device", "--json", "am-vmem", DeviceFile("vmem.xml", vmem)});
+  ASSERT_EQ(attached.exit_code, 0) << attached.Describe();
+  const json a = json::parse(attached.out);
+  EXPECT_EQ(a.value("alias", ""), "virtiomem0");
+  EXPECT_EQ(a.value("prealloc", ""), "none");
+  EXPECT_EQ(HugepagesFree(), 128u);
+  RunResult devices = Qlaunch({"qemu-monitor-command", "am-vmem", R"({"execute":"query-memory-devices"})"});
+  ASSERT_EQ(devices.exit_code, 0) << devices.Describe();
+  const json d = json::parse(devices.out).at("return").at(0);
+  EXPECT_EQ(d.value("type", ""), "virtio-mem");
+  EXPECT_EQ(d.at("data").value("max-size", uint64_t{0}), 256 * MiB);
+  EXPECT_EQ(d.at("data").value("size", uint64_t{1}), 0u);
+
+  // The guest plugs what is asked for, on huge pages the pool gives; and lets it go again.
+  RunResult grow = Qlaunch({"update-memory-device", "am-vmem", "--alias", "virtiomem0", "--requested-size", "128M"});
+  ASSERT_EQ(grow.exit_code, 0) << grow.Describe();
+  EXPECT_EQ(mem_total_is(base + 128 * 1024), base + 128 * 1024);
+  EXPECT_EQ(HugepagesFree(), 64u);
+  RunResult xml = Qlaunch({"dumpxml", "am-vmem"});
+  EXPECT_NE(xml.out.find("<alias name=\"virtiomem0\"/>"), std::string::npos) << xml.out;
+  EXPECT_NE(xml.out.find("<address type=\"pci\""), std::string::npos) << xml.out;
+  EXPECT_NE(xml.out.find("<memory unit=\"KiB\">524288</memory>"), std::string::npos) << xml.out;
+
+  // QEMU 7.2 cannot unplug virtio-mem: the detach is refused, the device and its memory stay.
+  RunResult detach = Qlaunch({"detach-device", "am-vmem", (tmp() / "vmem.xml").string()});
+  EXPECT_EQ(detach.exit_code, 1) << detach.Describe();
+  EXPECT_NE(detach.err.find("cannot be unplugged"), std::string::npos) << detach.Describe();
+  EXPECT_NE(detach.err.find("--requested-size 0"), std::string::npos) << detach.Describe();
+  EXPECT_EQ(MemoryDevices("am-vmem"), 1u);
+  EXPECT_EQ(mem_total_is(base + 128 * 1024), base + 128 * 1024);
+
+  RunResult shrink = Qlaunch({"update-memory-device", "am-vmem", "--requested-size", "0"});
+  ASSERT_EQ(shrink.exit_code, 0) << shrink.Describe();
+  EXPECT_EQ(mem_total_is(base), base);
+  EXPECT_EQ(HugepagesFree(), 128u);
+
+  EXPECT_EQ(Qlaunch({"destroy", "am-vmem"}).exit_code, 0);
+  ExpectHostClean("am-vmem", pid, 256);
 }
 
 }  // namespace

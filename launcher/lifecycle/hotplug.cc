@@ -403,8 +403,13 @@ HotplugResult DetachDevice(const StateDir& state, const std::string& name, const
       s.qmp->Execute("device_del", {{"id", plan.id}}, opts.qmp_timeout);
     } catch (const std::exception& e) {
       ClearChange(dir);
+      // QEMU 7.2 cannot unplug virtio-mem at all: its memory goes back by shrinking it.
+      const bool virtio_mem = !f.devices.memory.empty() && f.devices.memory[0].model == "virtio-mem";
       throw std::runtime_error("detach-device " + name + ": QEMU refused to remove " + plan.id + ": " + e.what() +
-                               "; the domain is unchanged");
+                               "; the domain is unchanged" +
+                               (virtio_mem ? " (a virtio-mem device gives its memory back with update-memory-device " +
+                                                 name + " --alias " + plan.id + " --requested-size 0)"
+                                           : std::string()));
     }
   }
   const auto deadline = Clock::now() + opts.detach_wait;

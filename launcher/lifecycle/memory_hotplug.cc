@@ -39,7 +39,8 @@ HotplugResult AttachMemoryDevice(const std::string& name, DomainSession& s, Runn
   const qemu::QemuCaps caps = LoadCaps(argv[0].get<std::string>());
   numa::HostTopology host = LoadHost("");
   const qemu::MemoryAttachPlan plan =
-      qemu::PlanMemoryAttach(st.def, st.plan.value("memory_devices", json::array()), f, host, caps);
+      qemu::PlanMemoryAttach({&st.def, st.records, st.node_index, ""}, st.plan.value("memory_devices", json::array()), f,
+                             host, caps);
   const std::string where = "attach-device " + name + ": " + plan.device.id;
 
   // The pool: the pages must be free now, and stay ours while they are taken.
@@ -113,6 +114,7 @@ HotplugResult AttachMemoryDevice(const std::string& name, DomainSession& s, Runn
                              "; the domain is unchanged");
   }
   r.ms = MsSince(t0);
+  r.slot = plan.record.slot;
   filled.reset();  // QEMU holds the pages now
   CommitAttach(&st, f.text, plan.record, st.node_index, json());
   CommitMemoryDevices(&st, plan.BackendJson(), plan.DeviceJson(), "", "", plan.memory_bytes_after);

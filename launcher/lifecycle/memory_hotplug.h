@@ -1,11 +1,14 @@
-// attach-device of a <memory model='dimm'> (hotplug.h calls it for a memory element): the DIMM
-// planned by qemu_cmd/memory_hotplug_plan, checked against the hugepage pools under the pool lock
-// as a start is, then
+// attach-device of a <memory model='dimm'|'virtio-mem'> (hotplug.h calls it for a memory element):
+// the device planned by qemu_cmd/memory_hotplug_plan, checked against the hugepage pools under the
+// pool lock as a start is (virtio-mem: the pages its <requested> size takes), then
 //   - a shared hugetlb memfd: filled by qlaunch's pinned, NUMA-local workers while the guest runs
 //     on untouched (QEMU's lock is not held), handed to QEMU with add-fd, object-add of a
 //     memory-backend-file on it with prealloc=false, remove-fd, device_add pc-dimm;
 //   - any other backend: object-add (QEMU preallocates, with a thread-context on the backend's
-//     nodes), device_add.
+//     nodes, unless the sandbox forbids it), device_add;
+//   - virtio-mem: object-add of a backend that reserves and preallocates nothing, device_add of
+//     virtio-mem-pci on a free hotpluggable PCI slot (the device preallocates each block the
+//     guest plugs; which blocks, only the guest knows, so there is nothing to fill ahead).
 // On any failure the commands run are undone (object-del, remove-fd) and every page goes back:
 // the guest is as it was. The running definition gains the element and a <memory> that counts
 // it; plan.json its backend and memory device (dominfo, dumpxml).

@@ -66,10 +66,13 @@ UpdateMemoryResult UpdateMemoryDevice(const StateDir& state, const UpdateMemoryO
 
   // First what QEMU runs: a change cut short left the record behind.
   std::map<std::string, VirtioMemStatus> now = ask();
-  qemu::VirtioMemResize plan = qemu::PlanVirtioMemResize(st.def, o.which, o.requested_bytes);
+  std::vector<std::string> aliases;  // plan.json's, in document order
+  for (const json& m : st.plan.value("memory_devices", json::array()))
+    if (m.value("driver", "") == "virtio-mem-pci") aliases.push_back(m.value("id", ""));
+  qemu::VirtioMemResize plan = qemu::PlanVirtioMemResize(st.def, o.which, o.requested_bytes, aliases);
   if (auto it = now.find(plan.alias); it != now.end() && it->second.requested != plan.old_requested) {
     CommitMemoryRequested(&st, st.def.devices.memory[plan.index].line, it->second.requested);
-    plan = qemu::PlanVirtioMemResize(st.def, o.which, o.requested_bytes);
+    plan = qemu::PlanVirtioMemResize(st.def, o.which, o.requested_bytes, aliases);
   }
   const VirtioMemStatus before = now.count(plan.alias) ? now[plan.alias] : VirtioMemStatus{};
 

@@ -194,8 +194,11 @@ TEST_F(AttachMemoryTest, AVirtioMemDeviceAttachedAtRunTimeGrowsAndShrinksTheGues
   EXPECT_EQ(mem_total_is(base + 128 * 1024), base + 128 * 1024);
   EXPECT_EQ(HugepagesFree(), 64u);
   RunResult xml = Qlaunch({"dumpxml", "am-vmem"});
-  EXPECT_NE(xml.out.find("<alias name=\"virtiomem0\"/>"), std::string::npos) << xml.out;
-  EXPECT_NE(xml.out.find("<address type=\"pci\""), std::string::npos) << xml.out;
+  const size_t at = xml.out.find("<memory model=\"virtio-mem\"");
+  ASSERT_NE(at, std::string::npos) << xml.out;
+  const std::string element = xml.out.substr(at, xml.out.find("</memory>", at) - at);
+  EXPECT_NE(element.find("<alias name=\"virtiomem0\"/>"), std::string::npos) << element;
+  EXPECT_NE(element.find("<address type=\"pci\" domain=\"0x0000\" bus=\"0x0"), std::string::npos) << element;
   EXPECT_NE(xml.out.find("<memory unit=\"KiB\">524288</memory>"), std::string::npos) << xml.out;
 
   // QEMU 7.2 cannot unplug virtio-mem: the detach is refused, the device and its memory stay.

@@ -110,6 +110,8 @@ TEST_F(AttachMemoryTest, ABootedGuestGainsAndLosesDimmsFilledOutsideQemu) {
   EXPECT_EQ(mem_total_is(base + 128 * 1024), base + 128 * 1024);
   RunResult info = Qlaunch({"dominfo", "--json", "am-boot"});
   EXPECT_EQ(json::parse(info.out).value("memory_bytes", uint64_t{0}), 384 * MiB) << info.out;
+  RunResult listed = Qlaunch({"list", "--json"});
+  EXPECT_EQ(json::parse(listed.out).at(0).value("memory_bytes", uint64_t{0}), 384 * MiB) << listed.out;
   RunResult xml = Qlaunch({"dumpxml", "am-boot"});
   EXPECT_NE(xml.out.find("<alias name=\"dimm0\"/>"), std::string::npos) << xml.out;
   EXPECT_NE(xml.out.find("<address type=\"dimm\" slot=\"0\""), std::string::npos) << xml.out;

@@ -57,11 +57,19 @@ TEST_F(SetvcpusTest, PlugsAsLibvirtDoesIntoTheRightCellAndRefusesWhatItRefuses) 
   EXPECT_EQ(Info("sv-cells").value("vcpus", 0u), 1u);
   EXPECT_EQ(Info("sv-cells").value("max_vcpus", 0u), 3u);
 
+  auto listed_vcpus = [&] {
+    RunResult listed = Qlaunch({"list", "--json"});
+    EXPECT_EQ(listed.exit_code, 0) << listed.Describe();
+    return listed.exit_code == 0 ? json::parse(listed.out).at(0).value("vcpus", 0u) : 0u;
+  };
+  EXPECT_EQ(listed_vcpus(), 1u) << "the vCPUs that run, not the maximum";
+
   RunResult up = Qlaunch({"setvcpus", "--json", "sv-cells", "3"});
   ASSERT_EQ(up.exit_code, 0) << up.Describe();
   const json out = json::parse(up.out);
   EXPECT_EQ(out.at("before"), 1);
   EXPECT_EQ(out.at("after"), 3);
+  EXPECT_EQ(listed_vcpus(), 3u) << "list sees the domain as it runs now";
   // libvirt 9.0's device_add of a vCPU: the type QEMU reports, id vcpu<N>, its topology and cell.
   const json want = json::array(
       {{{"execute", "device_add"},

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "domain/parser.h"
+#include "launcher/lifecycle/running_def.h"
 #include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {
@@ -41,10 +42,10 @@ std::vector<DomainEntry> ListDomains(const StateDir& state, std::chrono::millise
     }
     DomainEntry e;
     e.name = name;
-    try {  // what the domain was started with
-      domain::DomainDef def = domain::ParseDomainFile((state.DomainDir(name) / "domain.xml").string());
+    try {  // the running definition: what attach-device and setvcpus changed since the start
+      domain::DomainDef def = domain::ParseDomainFile(RunningXmlPath(state.DomainDir(name)).string());
       e.memory_bytes = def.memory_bytes;
-      e.vcpus = def.vcpu.count;
+      e.vcpus = def.vcpu.current.value_or(def.vcpu.count);
     } catch (const std::exception&) {
     }
     e.devices = ReadDevicesJson(state, name);

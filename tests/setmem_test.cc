@@ -118,6 +118,8 @@ TEST_F(SetmemTest, ABootedGuestGivesMemoryBackAndTakesItAgain) {
   RunResult text = Qlaunch({"dominfo", "sm-boot"});
   EXPECT_TRUE(std::regex_search(text.out, std::regex("\nUsed memory: +160 MiB\n"))) << text.Describe();
   EXPECT_TRUE(std::regex_search(text.out, std::regex("\nMax memory: +256 MiB\n"))) << text.Describe();
+  RunResult live = Qlaunch({"dumpxml", "sm-boot"});
+  EXPECT_NE(live.out.find("<currentMemory unit=\"KiB\">163840</currentMemory>"), std::string::npos) << live.Describe();
 
   // And back.
   ASSERT_EQ(Qlaunch({"setmem", "sm-boot", "256M"}).exit_code, 0);

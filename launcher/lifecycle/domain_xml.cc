@@ -33,7 +33,8 @@ fs::path KnownDomainDir(const StateDir& state, const std::string& name) {
   return state.DomainDir(name);
 }
 
-// What QEMU says that the state dir does not record: the ptys it opened, the DIMMs' addresses.
+// What QEMU says that the state dir does not record: the ptys it opened, the DIMMs' addresses,
+// the balloon's size.
 // Best effort: without an answer the XML leaves them out.
 void AskQemu(const fs::path& socket, LiveXmlInput* in) {
   try {
@@ -46,6 +47,10 @@ void AskQemu(const fs::path& socket, LiveXmlInput* in) {
     for (const json& m : qmp->Execute("query-memory-devices", nullptr, kQmpTimeout)) {
       const json data = m.value("data", json::object());
       if (data.contains("id") && data.contains("addr")) in->dimm_bases[data["id"]] = data["addr"].get<uint64_t>();
+    }
+    try {  // an error without a balloon device
+      in->balloon_bytes = qmp->Execute("query-balloon", nullptr, kQmpTimeout).at("actual").get<uint64_t>();
+    } catch (const std::exception&) {
     }
   } catch (const std::exception&) {
   }

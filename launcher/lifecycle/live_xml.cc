@@ -296,6 +296,20 @@ bool IsQ35(const xmlNode* root) {
   return false;
 }
 
+// <currentMemory> as virsh dumpxml shows a running domain's: always there, the balloon's actual
+// size when QEMU reports one, else as given (or <memory>).
+void SetCurrentMemory(xmlNode* root, std::optional<uint64_t> balloon_bytes) {
+  xmlNode* memory = Child(root, "memory");
+  xmlNode* current = Child(root, "currentMemory");
+  if (!current && memory) {
+    current = xmlAddNextSibling(memory, xmlCopyNode(memory, 1));
+    xmlNodeSetName(current, X("currentMemory"));
+  }
+  if (!current || !balloon_bytes) return;
+  xmlNodeSetContent(current, X(std::to_string(*balloon_bytes / 1024)));
+  SetAttr(current, "unit", "KiB");
+}
+
 }  // namespace
 
 std::string LiveDomainXml(const LiveXmlInput& in) {
@@ -305,6 +319,7 @@ std::string LiveDomainXml(const LiveXmlInput& in) {
   domain::XmlDoc doc = domain::XmlDoc::Parse(in.domain_xml, in.file);
   xmlNode* root = xmlDocGetRootElement(doc.MutableDoc());
   if (in.id) SetAttr(root, "id", std::to_string(*in.id));
+  SetCurrentMemory(root, in.balloon_bytes);
   xmlNode* devices = Child(root, "devices");
   if (!devices) devices = AddChild(root, "devices");
 

@@ -37,6 +37,7 @@ struct LiveXmlInput {
   std::string channel_dir;        // where unix channels without a path have their socket
   std::map<std::string, std::string> ptys;  // chardev id ("charserial0") -> "/dev/pts/N"
   std::map<std::string, uint64_t> dimm_bases;  // memory device id ("dimm0") -> guest address
+  std::optional<uint64_t> balloon_bytes;  // the balloon's actual size (query-balloon), when there is one
 };
 
 // Throws DiagnosticError when domain_xml does not parse, std::runtime_error when plan.json has no

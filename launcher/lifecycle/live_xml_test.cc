@@ -247,6 +247,24 @@ TEST(LiveXml, TapsAndMemoryDevices) {
   EXPECT_EQ(f.Attr("memory", 0, "address", "base"), "0x100000000");
 }
 
+// virsh dumpxml always shows <currentMemory>: the balloon's actual size while one reports it.
+TEST(LiveXml, CurrentMemoryIsTheBalloonsActualSize) {
+  const char* xml = "<domain type='qemu'><name>b</name><memory unit='MiB'>256</memory><devices/></domain>";
+  LiveXmlInput in = Input(xml, json::array());
+  const std::string given = LiveDomainXml(in);
+  const size_t memory = given.find("<memory unit=\"MiB\">256</memory>");
+  ASSERT_NE(memory, std::string::npos) << given;
+  EXPECT_EQ(given.find("<currentMemory unit=\"MiB\">256</currentMemory>"), given.find('<', given.find("</memory>", memory) + 1)) << "right after it";
+  in.balloon_bytes = 200ull << 20;
+  const std::string ballooned = LiveDomainXml(in);
+  EXPECT_NE(ballooned.find("<currentMemory unit=\"KiB\">204800</currentMemory>"), std::string::npos) << ballooned;
+  EXPECT_EQ(ballooned.find("currentMemory", ballooned.find("</currentMemory>") + 3), std::string::npos) << "one element";
+  in.domain_xml = "<domain type='qemu'><name>b</name><memory unit='MiB'>256</memory>"
+                  "<currentMemory unit='MiB'>128</currentMemory><devices/></domain>";
+  in.balloon_bytes.reset();
+  EXPECT_NE(LiveDomainXml(in).find("<currentMemory unit=\"MiB\">128</currentMemory>"), std::string::npos);
+}
+
 TEST(LiveXml, RefusesWhatItCannotRead) {
   LiveXmlInput old = Input(kQ35, json::array());
   old.plan = {{"argv", json::array()}};  // a plan.json written before dumpxml existed

@@ -240,6 +240,11 @@ json ToJson(const HotplugResult& r) {
     j["prealloc"] = r.prealloc;
     j["fill_ms"] = r.fill_ms;
   }
+  if (r.prealloc == "launcher") {
+    j["fill_threads"] = r.fill_threads;
+    j["fill_cpus"] = r.fill_cpus.Ids();
+    j["fill_observed_cpus"] = r.fill_observed_cpus.Ids();
+  }
   return j;
 }
 

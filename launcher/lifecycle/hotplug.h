@@ -16,6 +16,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "common/id_set.h"
 #include "launcher/host/state_dir.h"
 #include "qemu_cmd/device_plan.h"
 #include "qemu_cmd/qmp_client.h"
@@ -38,6 +39,10 @@ struct HotplugResult {
   // "qemu": inside object-add) and how long that took
   std::string prealloc;
   double fill_ms = 0;
+  // qlaunch's fill ("launcher"): its workers, the CPUs they were pinned to and those they were
+  // seen running on (sched_getcpu), as `qlaunch prealloc --json` reports a region's
+  unsigned fill_threads = 0;
+  IdSet fill_cpus, fill_observed_cpus;
 };
 
 nlohmann::json ToJson(const HotplugResult& r);

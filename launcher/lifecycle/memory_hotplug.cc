@@ -66,6 +66,9 @@ HotplugResult AttachMemoryDevice(const std::string& name, DomainSession& s, Runn
     prealloc::PreallocResult res = prealloc::Preallocate(std::span(&spec, 1));
     r.fill_ms = MsSince(t0);
     filled = std::move(res.regions.at(0));
+    r.fill_threads = filled->result.threads;
+    r.fill_cpus = filled->result.cpus;
+    r.fill_observed_cpus = filled->result.observed_cpus;
   }
 
   // The journal (change.json): a qlaunch killed from here on is finished or undone by the next

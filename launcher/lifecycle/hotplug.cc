@@ -1,3 +1,7 @@
+// attach-device and detach-device (hotplug.h). Over 400 lines for a reason: both verbs share the
+// change journal's recovery (Recover, FinishDetach, the pending detaches) kept private here, so
+// that no other file can finish or undo a change half-way; the memory devices' own side lives in
+// memory_hotplug.cc.
 #include "launcher/lifecycle/hotplug.h"
 
 #include <unistd.h>

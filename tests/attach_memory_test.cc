@@ -47,6 +47,21 @@ class AttachMemoryTest : public LaunchTest {
     std::ofstream(p) << xml;
     return p.string();
   }
+  // Starts `name` on the hotplug guest; its QEMU's pid and the guest's first MemTotal (KiB).
+  void Boot(const std::string& name, const HotplugGuest& guest, pid_t* pid, uint64_t* mem_total_kib) {
+    RunResult started = Qlaunch({"start", "--json", WriteXml(name, guest)});
+    ASSERT_EQ(started.exit_code, 0) << started.Describe();
+    *pid = json::parse(started.out).value("pid", 0);
+    const std::string first = guest.Report("mem", [](const std::string&) { return true; }, std::chrono::seconds(120));
+    ASSERT_FALSE(first.empty()) << "the guest never reported its memory";
+    *mem_total_kib = std::stoull(first);
+  }
+  // The guest's MemTotal once it reports `kib` (its last report after a minute without).
+  static uint64_t MemTotalOnceItIs(const HotplugGuest& guest, uint64_t kib) {
+    const std::string v = guest.Report("mem", [&](const std::string& s) { return std::stoull(s) == kib; },
+                                       std::chrono::seconds(60));
+    return v.empty() ? 0 : std::stoull(v);
+  }
   size_t MemoryDevices(const std::string& name) {
     RunResult r = Qlaunch({"qemu-monitor-command", name, R"({"execute":"query-memory-devices"})"});
     EXPECT_EQ(r.exit_code, 0) << r.Describe();
@@ -60,17 +75,10 @@ TEST_F(AttachMemoryTest, ABootedGuestGainsAndLosesDimmsFilledOutsideQemu) {
   if (!guest.missing.empty()) GTEST_SKIP() << guest.missing;
   HugepagePool pool = HugepagePool::Exactly(256);
   if (!pool.ok()) GTEST_SKIP() << pool.error();
-  RunResult started = Qlaunch({"start", "--json", WriteXml("am-boot", guest)});
-  ASSERT_EQ(started.exit_code, 0) << started.Describe();
-  const pid_t pid = json::parse(started.out).value("pid", 0);
-  const std::string first = guest.Report("mem", [](const std::string&) { return true; }, std::chrono::seconds(120));
-  ASSERT_FALSE(first.empty()) << "the guest never reported its memory";
-  const uint64_t base = std::stoull(first);
-  auto mem_total_is = [&](uint64_t kib) {
-    const std::string v = guest.Report("mem", [&](const std::string& s) { return std::stoull(s) == kib; },
-                                       std::chrono::seconds(60));
-    return v.empty() ? 0 : std::stoull(v);
-  };
+  pid_t pid = 0;
+  uint64_t base = 0;
+  ASSERT_NO_FATAL_FAILURE(Boot("am-boot", guest, &pid, &base));
+  auto mem_total_is = [&](uint64_t kib) { return MemTotalOnceItIs(guest, kib); };
   EXPECT_EQ(HugepagesFree(), 128u);
 
   // Hostile input first: each refused with the file and line, nothing plugged, no page taken.
@@ -152,17 +160,10 @@ TEST_F(AttachMemoryTest, AVirtioMemDeviceAttachedAtRunTimeGrowsAndShrinksTheGues
   if (!guest.missing.empty()) GTEST_SKIP() << guest.missing;
   HugepagePool pool = HugepagePool::Exactly(256);
   if (!pool.ok()) GTEST_SKIP() << pool.error();
-  RunResult started = Qlaunch({"start", "--json", WriteXml("am-vmem", guest)});
-  ASSERT_EQ(started.exit_code, 0) << started.Describe();
-  const pid_t pid = json::parse(started.out).value("pid", 0);
-  const std::string first = guest.Report("mem", [](const std::string&) { return true; }, std::chrono::seconds(120));
-  ASSERT_FALSE(first.empty()) << "the guest never reported its memory";
-  const uint64_t base = std::stoull(first);
-  auto mem_total_is = [&](uint64_t kib) {
-    const std::string v = guest.Report("mem", [&](const std::string& s) { return std::stoull(s) == kib; },
-                                       std::chrono::seconds(60));
-    return v.empty() ? 0 : std::stoull(v);
-  };
+  pid_t pid = 0;
+  uint64_t base = 0;
+  ASSERT_NO_FATAL_FAILURE(Boot("am-vmem", guest, &pid, &base));
+  auto mem_total_is = [&](uint64_t kib) { return MemTotalOnceItIs(guest, kib); };
   EXPECT_EQ(HugepagesFree(), 128u);
 
   // More requested than the pool holds: refused before QEMU hears of it.

@@ -7,6 +7,7 @@
 // refused by QEMU 7.2 with the guest untouched.
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -25,6 +26,23 @@ constexpr uint64_t MiB = 1ull << 20;
 
 class AttachMemoryTest : public LaunchTest {
  protected:
+  // Every test boots the hotplug guest on a pool of 256 free 2 MiB pages.
+  void SetUp() override {
+    LaunchTest::SetUp();
+    if (IsSkipped()) return;
+    if (DefaultHugepageBytes() != 2 * MiB) GTEST_SKIP() << "this test assumes 2 MiB default hugepages";
+    guest_ = MakeHotplugGuest(tmp());
+    if (!guest_.missing.empty()) GTEST_SKIP() << guest_.missing;
+    pool_.emplace(HugepagePool::Exactly(256));
+    if (!pool_->ok()) GTEST_SKIP() << pool_->error();
+  }
+  void TearDown() override {
+    LaunchTest::TearDown();
+    pool_.reset();
+  }
+  HotplugGuest guest_;
+  std::optional<HugepagePool> pool_;
+
   // q35 TCG, one 256 MiB cell on shared 2 MiB hugetlb memfds, room for two DIMMs up to 1 GiB
   // (and two spare root ports for a virtio-mem device).
   std::string WriteXml(const std::string& name, const HotplugGuest& guest) {
@@ -70,11 +88,7 @@ class AttachMemoryTest : public LaunchTest {
 };
 
 TEST_F(AttachMemoryTest, ABootedGuestGainsAndLosesDimmsFilledOutsideQemu) {
-  if (DefaultHugepageBytes() != 2 * MiB) GTEST_SKIP() << "this test assumes 2 MiB default hugepages";
-  const HotplugGuest guest = MakeHotplugGuest(tmp());
-  if (!guest.missing.empty()) GTEST_SKIP() << guest.missing;
-  HugepagePool pool = HugepagePool::Exactly(256);
-  if (!pool.ok()) GTEST_SKIP() << pool.error();
+  const HotplugGuest& guest = guest_;
   pid_t pid = 0;
   uint64_t base = 0;
   ASSERT_NO_FATAL_FAILURE(Boot("am-boot", guest, &pid, &base));
@@ -155,11 +169,7 @@ TEST_F(AttachMemoryTest, ABootedGuestGainsAndLosesDimmsFilledOutsideQemu) {
 }
 
 TEST_F(AttachMemoryTest, AVirtioMemDeviceAttachedAtRunTimeGrowsAndShrinksTheGuest) {
-  if (DefaultHugepageBytes() != 2 * MiB) GTEST_SKIP() << "this test assumes 2 MiB default hugepages";
-  const HotplugGuest guest = MakeHotplugGuest(tmp());
-  if (!guest.missing.empty()) GTEST_SKIP() << guest.missing;
-  HugepagePool pool = HugepagePool::Exactly(256);
-  if (!pool.ok()) GTEST_SKIP() << pool.error();
+  const HotplugGuest& guest = guest_;
   pid_t pid = 0;
   uint64_t base = 0;
   ASSERT_NO_FATAL_FAILURE(Boot("am-vmem", guest, &pid, &base));

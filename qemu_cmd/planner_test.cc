@@ -314,7 +314,7 @@ TEST(PlanLaunch, FullArgvOnNewQemu) {
       "/usr/bin/qemu-system-x86_64",
       "-name", "guest=vm1,debug-threads=on",
       "-S",
-      "-machine", "pc,memory-backend=pc.ram",
+      "-machine", "pc,memory-backend=pc.ram,dump-guest-core=off",
       "-accel", "kvm",  // what the XML asks for, also where this QEMU cannot use KVM (see below)
       "-cpu", "host,migratable=on",  // libvirt 9.0 says migratable=on for host-passthrough and maximum
       "-m", "size=2097152k",
@@ -417,7 +417,7 @@ TEST(PlanLaunch, UserStringsCannotAddOptions) {
   };
   using Pairs = std::vector<std::pair<std::string, std::string>>;
   EXPECT_EQ(QemuOptsPairs(value("-name"), false), (Pairs{{"guest", evil}, {"debug-threads", "on"}}));
-  EXPECT_EQ(QemuOptsPairs(value("-machine")), (Pairs{{"", "pc,usb"}, {"memory-backend", "pc.ram"}}));
+  EXPECT_EQ(QemuOptsPairs(value("-machine")), (Pairs{{"", "pc,usb"}, {"memory-backend", "pc.ram"}, {"dump-guest-core", "off"}}));
   EXPECT_EQ(QemuOptsPairs(value("-chardev", 0)),
             (Pairs{{"", "socket"}, {"id", "qmp"}, {"path", "/run/q,server=off/qmp.sock"}, {"server", "on"},
                    {"wait", "off"}}));
@@ -508,7 +508,7 @@ TEST(PlanLaunch, NvdimmTurnsOnTheMachineOption) {
   d.devices.memory.push_back(n);
   LaunchPlan plan = PlanLaunch(d, TwoNodeHost(), Caps72(), PlanOptions{});
   auto m = std::find(plan.argv.begin(), plan.argv.end(), "-machine");
-  EXPECT_EQ(*(m + 1), "pc,nvdimm=on");
+  EXPECT_EQ(*(m + 1), "pc,nvdimm=on,dump-guest-core=off");
   auto args = MemoryArgs(plan.argv);
   EXPECT_EQ(args.back(), "-device nvdimm,node=0,memdev=memnvdimm0,id=nvdimm0,slot=0");
 }

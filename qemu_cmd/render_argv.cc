@@ -84,6 +84,9 @@ std::vector<std::string> RenderArgv(const ArgvInput& in) {
   if (mem.machine_memory_backend) machine.Add("memory-backend", "pc.ram");
   if (mem.has_nvdimm) machine.AddBool("nvdimm", true);
   if (def.memory_backing.nosharepages) machine.AddBool("mem-merge", false);
+  // As libvirt 9.0 with its default qemu.conf (dump_guest_core = 0): guest RAM is left out of a
+  // core dump of QEMU. Every memory backend takes its "dump" from this, hot-plugged ones too.
+  machine.AddBool("dump-guest-core", false);
   for (const auto& [key, value] : machine_args.machine_props) machine.Add(key, std::string_view(value));
   a.Add("-machine", machine.str());
   a.Add("-accel", in.accel);

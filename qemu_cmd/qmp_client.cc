@@ -229,7 +229,12 @@ std::unique_ptr<QmpClient> QmpClient::Connect(const std::string& socket_path, st
     backoff = std::min(backoff * 2, std::chrono::milliseconds(50));
   }
 
+  // QEMU may write an event ahead of the greeting: a monitor whose previous client had negotiated
+  // capabilities still gets events until the new connection's OPENED is handled (seen under a
+  // VNC client connecting every few ms: VNC_CONNECTED before the greeting). They are not ours.
   json greeting = impl->ReadMessage(deadline, "greeting");
+  while (greeting.is_object() && greeting.contains("event") && !greeting.contains("QMP"))
+    greeting = impl->ReadMessage(deadline, "greeting");
   if (!greeting.is_object() || !greeting.contains("QMP")) {
     throw QmpError("unexpected QMP greeting from " + socket_path + ": " + greeting.dump());
   }

@@ -269,6 +269,41 @@ TEST(QmpClientConnect, PeerThatNeverGreetsTimesOut) {
   EXPECT_THROW(QmpClient::Connect(path, 300ms), QmpTimeout);
 }
 
+// An event written before the greeting (the previous client's monitor state) is skipped; the
+// greeting is still the greeting, and the event is not queued as this client's.
+TEST(QmpClientConnect, AnEventAheadOfTheGreetingIsSkipped) {
+  TempDir dir;
+  std::string path = (dir.path / "early.sock").string();
+  FakeQmpServer server(
+      path,
+      [](Local::socket& s, asio::streambuf& buf) {
+        // One write: the client may have given up by a second one.
+        FakeQmpServer::WriteLine(s, R"({"timestamp": {"seconds": 1, "microseconds": 2}, "event": "VNC_CONNECTED", "data": {}})"
+                                    "\r\n"
+                                    R"({"QMP": {"version": {"qemu": {"micro": 0, "minor": 2, "major": 7}}, "capabilities": []}})");
+        FakeQmpServer::DrainUntilClosed(s, buf);
+      },
+      /*greet=*/false);
+  auto qmp = QmpClient::Connect(path, 10s);
+  EXPECT_EQ(qmp->Greeting()["QMP"]["version"]["qemu"]["major"], 7);
+  EXPECT_TRUE(qmp->TakeEvents().empty());
+  qmp.reset();
+}
+
+// Anything else ahead of the greeting is still no QMP server.
+TEST(QmpClientConnect, AReplyInsteadOfAGreetingIsAnError) {
+  TempDir dir;
+  std::string path = (dir.path / "odd.sock").string();
+  FakeQmpServer server(
+      path,
+      [](Local::socket& s, asio::streambuf& buf) {
+        FakeQmpServer::WriteLine(s, R"({"return": {}})");
+        FakeQmpServer::DrainUntilClosed(s, buf);
+      },
+      /*greet=*/false);
+  EXPECT_THROW(QmpClient::Connect(path, 10s), QmpError);
+}
+
 TEST(QmpClientConnect, WaitsForTheSocketToAppear) {
   TempDir dir;
   std::string path = (dir.path / "late.sock").string();

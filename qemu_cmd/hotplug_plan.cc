@@ -54,19 +54,6 @@ void Rename(PlannedDevice* d, const std::map<std::string, std::string>& names) {
   for (DeviceArg& a : d->host_args) a.value = Rename(a.value, names);
 }
 
-// libvirt's next alias index (qemuDomainDeviceAliasIndex over the running devices): one past the
-// highest PREFIX<N> in use, 0 when there is none.
-unsigned NextIndex(const std::vector<DeviceRecord>& devices, const std::string& prefix) {
-  unsigned next = 0;
-  for (const DeviceRecord& d : devices) {
-    if (d.id.size() <= prefix.size() || d.id.compare(0, prefix.size(), prefix) != 0) continue;
-    const std::string digits = d.id.substr(prefix.size());
-    if (digits.size() > 6 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      continue;
-    next = std::max(next, static_cast<unsigned>(std::stoul(digits)) + 1);
-  }
-  return next;
-}
 
 const std::string* Prop(const DeviceRecord& d, const std::string& key) {
   for (const auto& [k, v] : d.props)
@@ -117,6 +104,20 @@ void PinUsbPorts(const RunningDomain& running, DomainDef* def) {
 }
 
 }  // namespace
+
+// libvirt's next alias index (qemuDomainDeviceAliasIndex over the running devices): one past the
+// highest PREFIX<N> in use, 0 when there is none.
+unsigned NextAliasIndex(const std::vector<DeviceRecord>& devices, const std::string& prefix) {
+  unsigned next = 0;
+  for (const DeviceRecord& d : devices) {
+    if (d.id.size() <= prefix.size() || d.id.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string digits = d.id.substr(prefix.size());
+    if (digits.size() > 6 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    next = std::max(next, static_cast<unsigned>(std::stoul(digits)) + 1);
+  }
+  return next;
+}
 
 std::vector<PlannedDevice> RunningPlannedDevices(const RunningDomain& running) {
   std::vector<PlannedDevice> out;
@@ -184,7 +185,7 @@ AttachPlan PlanAttach(const RunningDomain& running, const DeviceFragment& fragme
       plan.nic = &f.interfaces[0];
     }
     PlanNetDevices(ctx, &planned);
-    const unsigned k = NextIndex(running.devices, "net");
+    const unsigned k = NextAliasIndex(running.devices, "net");
     names["net" + std::to_string(i)] = "net" + std::to_string(k);
     names["hostnet" + std::to_string(i)] = "hostnet" + std::to_string(k);
     plan.fd_name = "hostnet" + std::to_string(k) + "-fd";
@@ -194,7 +195,7 @@ AttachPlan PlanAttach(const RunningDomain& running, const DeviceFragment& fragme
     std::vector<PlannedDevice> misc;
     PlanMiscDevices(ctx, &misc);
     planned = std::move(misc);
-    const unsigned k = NextIndex(running.devices, "rng");
+    const unsigned k = NextAliasIndex(running.devices, "rng");
     for (const char* prefix : {"rng", "objrng", "charrng"})
       names[prefix + std::to_string(i)] = prefix + std::to_string(k);
   } else if (f.chardevs.size() == 1 && f.chardevs[0].kind == "channel") {
@@ -215,7 +216,7 @@ AttachPlan PlanAttach(const RunningDomain& running, const DeviceFragment& fragme
     if (!HasId(running.devices, "virtio-serial0"))
       CheckController(running, def, line, element, "virtio-serial0", "virtio-serial");
     PlanCharDevices(ctx, &planned);
-    const unsigned k = NextIndex(running.devices, "channel");
+    const unsigned k = NextAliasIndex(running.devices, "channel");
     names["channel" + std::to_string(n)] = "channel" + std::to_string(k);
     names["charchannel" + std::to_string(n)] = "charchannel" + std::to_string(k);
     plan.fd_name = "charchannel" + std::to_string(k) + "-fd";

@@ -60,6 +60,9 @@ AttachPlan PlanAttach(const RunningDomain& running, const domain::DeviceFragment
 // its id, properties and PCI slot.
 std::vector<PlannedDevice> RunningPlannedDevices(const RunningDomain& running);
 
+// libvirt's next alias index over the running devices: one past the highest PREFIX<N> in use.
+unsigned NextAliasIndex(const std::vector<DeviceRecord>& devices, const std::string& prefix);
+
 struct DetachPlan {
   std::string element;
   size_t record = 0;                   // index in running.devices

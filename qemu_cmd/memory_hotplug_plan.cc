@@ -26,26 +26,6 @@ namespace {
 
 std::string KiB(uint64_t bytes) { return std::to_string(bytes / 1024); }
 
-// Where a running DIMM sits: its slot as plan.json recorded it.
-// The next N of <prefix>N among plan.json's memory devices (one past the highest).
-unsigned NextIndex(const json& memory_devices, const std::string& prefix) {
-  unsigned next = 0;
-  for (const json& m : memory_devices) {
-    const std::string id = m.value("id", "");
-    if (id.size() <= prefix.size() || id.compare(0, prefix.size(), prefix) != 0) continue;
-    const std::string digits = id.substr(prefix.size());
-    if (digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
-    next = std::max(next, static_cast<unsigned>(std::stoul(digits)) + 1);
-  }
-  return next;
-}
-
-std::optional<unsigned> RecordedSlot(const json& memory_devices, const std::string& id) {
-  for (const json& m : memory_devices)
-    if (m.value("id", "") == id && m.contains("slot")) return m["slot"].get<unsigned>();
-  return std::nullopt;
-}
-
 }  // namespace
 
 // The running DIMMs with the slots plan.json recorded for them (document order), so that the
@@ -102,7 +82,7 @@ MemoryAttachPlan PlanMemoryAttach(const RunningDomain& running_domain, const jso
   p.device = layout.devices.back();
   if (virtio_mem) {
     // libvirt names a hot-plugged virtio-mem device after the highest running one.
-    const std::string n = std::to_string(NextIndex(memory_devices, "virtiomem"));
+    const std::string n = std::to_string(NextAliasIndex(running_domain.devices, "virtiomem"));
     p.device.id = "virtiomem" + n;
     p.backend.id = p.device.memdev = "memvirtiomem" + n;
   }
@@ -185,9 +165,8 @@ MemoryDetachPlan PlanMemoryDetach(const domain::DomainDef& running, const json& 
     const json rec = k < list.size() ? list[k] : json::object();
     ++k;
     const std::string id = rec.value("id", "");
-    const std::optional<unsigned> slot = RecordedSlot(memory_devices, id);
     if (m.model != want.model || m.size_bytes != want.size_bytes || m.node.value_or(0) != want.node.value_or(0)) continue;
-    if (want.slot && want.slot != slot) continue;
+    if (want.slot && (!rec.contains("slot") || rec["slot"].get<unsigned>() != *want.slot)) continue;
     MemoryDetachPlan p;
     p.detach.element = "memory";
     p.detach.id = id;

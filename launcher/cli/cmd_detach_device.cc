@@ -14,8 +14,9 @@ void AddDetachDeviceCommand(CLI::App& app, CommandAction* action) {
       "detach-device",
       "Detach a device from a running domain, live, as `virsh detach-device --live` does. FILE names the\n"
       "device as libvirt matches it: a <disk> by its target dev, an <interface> by its MAC, an <rng> by\n"
-      "its backend, a <channel> by its target name, a scsi <controller> by its index. qlaunch asks QEMU\n"
-      "to remove it and waits up to\n"
+      "its backend, a <channel> by its target name, a scsi <controller> by its index, a <memory> by its\n"
+      "model, size, guest node (and a DIMM's slot). qlaunch asks QEMU to remove it (QEMU 7.2 cannot\n"
+      "remove a virtio-mem device: shrink it to 0 with update-memory-device) and waits up to\n"
       "--timeout seconds for the guest to release it (DEVICE_DELETED); then it removes the backends,\n"
       "the tap and the socket, and gives the image back to its owner. A device the guest has not\n"
       "released in time stays attached (exit status 3); the next attach-device or detach-device\n"

@@ -4,10 +4,10 @@
 
 namespace qlaunch::prealloc {
 
-std::string FormatProgress(uint64_t bytes_done, uint64_t bytes_total, double elapsed_seconds) {
+std::string FormatProgress(uint64_t bytes_done, uint64_t bytes_total, double elapsed_seconds, const char* label) {
   constexpr double kGiB = 1024.0 * 1024 * 1024;
   char buf[128];
-  int n = std::snprintf(buf, sizeof buf, "prealloc: %.1f/%.1f GiB", bytes_done / kGiB,
+  int n = std::snprintf(buf, sizeof buf, "%s: %.1f/%.1f GiB", label, bytes_done / kGiB,
                         bytes_total / kGiB);
   std::string line(buf, static_cast<size_t>(n));
   if (bytes_done > 0 && elapsed_seconds > 0) {
@@ -19,7 +19,8 @@ std::string FormatProgress(uint64_t bytes_done, uint64_t bytes_total, double ela
   return line;
 }
 
-ProgressLine::ProgressLine(std::FILE* out) : out_(out), start_(std::chrono::steady_clock::now()) {}
+ProgressLine::ProgressLine(std::FILE* out, const char* label)
+    : out_(out), label_(label), start_(std::chrono::steady_clock::now()) {}
 
 ProgressLine::~ProgressLine() {
   if (open_) Finish();
@@ -27,7 +28,7 @@ ProgressLine::~ProgressLine() {
 
 void ProgressLine::Update(uint64_t bytes_done, uint64_t bytes_total) {
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  std::string line = FormatProgress(bytes_done, bytes_total, elapsed);
+  std::string line = FormatProgress(bytes_done, bytes_total, elapsed, label_);
   size_t width = line.size();
   line.append(last_width_ > width ? last_width_ - width : 0, ' ');  // wipe a longer old line
   last_width_ = width;

@@ -10,11 +10,12 @@
 namespace qlaunch::prealloc {
 
 // The line's text (no '\r'). Rate and ETA are left out until some bytes are done.
-std::string FormatProgress(uint64_t bytes_done, uint64_t bytes_total, double elapsed_seconds);
+std::string FormatProgress(uint64_t bytes_done, uint64_t bytes_total, double elapsed_seconds,
+                           const char* label = "prealloc");
 
 class ProgressLine {
  public:
-  explicit ProgressLine(std::FILE* out = stderr);
+  explicit ProgressLine(std::FILE* out = stderr, const char* label = "prealloc");  // label: "migrate", ...
   ~ProgressLine();  // ends the line if it was drawn and not finished
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
@@ -24,6 +25,7 @@ class ProgressLine {
 
  private:
   std::FILE* out_;
+  const char* label_;
   std::chrono::steady_clock::time_point start_;
   size_t last_width_ = 0;
   bool open_ = false;

@@ -15,6 +15,7 @@ TEST(ProgressLine, Formats) {
   uint64_t done = static_cast<uint64_t>(3.2 * kGiB);
   EXPECT_EQ(FormatProgress(done, 8 * kGiB, 1.425), "prealloc: 3.2/8.0 GiB  2.41 GB/s  ETA 2.1s");
   EXPECT_EQ(FormatProgress(0, 8 * kGiB, 0.1), "prealloc: 0.0/8.0 GiB");
+  EXPECT_EQ(FormatProgress(0, 8 * kGiB, 0.1, "migrate"), "migrate: 0.0/8.0 GiB");
   EXPECT_EQ(FormatProgress(8 * kGiB, 8 * kGiB, 4.0), "prealloc: 8.0/8.0 GiB  2.15 GB/s  ETA 0.0s");
 }
 

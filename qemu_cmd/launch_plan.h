@@ -101,6 +101,10 @@ struct PlanOptions {
   bool supervised = false;         // `qlaunch run` watches QEMU: -no-shutdown, it acts on poweroff/crash
   int events_fd = -1;              // >= 0: a second QMP monitor on this listening fd, for the supervisor
   DeviceResources devices;         // taps, sockets, ports, nvram the launcher prepared (start only)
+  // The destination of a migration (`start --incoming`): `-incoming defer` and no `-S`, so QEMU
+  // runs the guest once the migration is in exactly when the source ran it (the run state travels
+  // with the stream); it listens only when told (migrate-incoming), after qlaunch filled memory.
+  bool incoming = false;
 };
 
 struct LaunchPlan {

@@ -568,5 +568,23 @@ TEST(PlanLaunch, LifecycleTable) {
   }
 }
 
+// The destination of a migration: `-incoming defer` just before -sandbox, and no -S (the run
+// state comes with the stream); everything else as for a start, so both ends plan the same machine.
+TEST(PlanLaunch, AnIncomingPlanDefersAndDropsTheStartPause) {
+  auto d = MakeDomain();
+  PlanOptions start_opts;
+  start_opts.qmp_fd = 7;
+  PlanOptions incoming_opts = start_opts;
+  incoming_opts.incoming = true;
+  const LaunchPlan start = PlanLaunch(d, TwoNodeHost(), Caps72(), start_opts);
+  const LaunchPlan incoming = PlanLaunch(d, TwoNodeHost(), Caps72(), incoming_opts);
+  std::vector<std::string> expected = start.argv;
+  expected.erase(std::find(expected.begin(), expected.end(), "-S"));
+  const auto sandbox = std::find(expected.begin(), expected.end(), "-sandbox");
+  ASSERT_NE(sandbox, expected.end());
+  expected.insert(expected.insert(sandbox, "defer"), "-incoming");
+  EXPECT_EQ(incoming.argv, expected);
+}
+
 }  // namespace
 }  // namespace qlaunch::qemu

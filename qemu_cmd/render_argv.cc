@@ -73,7 +73,7 @@ std::vector<std::string> RenderArgv(const ArgvInput& in) {
 
   a.Add(in.emulator);
   a.Add("-name", KeyValueBuilder().Add("guest", std::string_view(def.name)).AddBool("debug-threads", true).str());
-  a.Add("-S");
+  if (!opts.incoming) a.Add("-S");  // an incoming QEMU waits for the stream instead (PlanOptions)
 
   // The machine type is the implied first value of -machine: QEMU would read a '=' in it as
   // a key of its own, which escaping cannot prevent.
@@ -170,6 +170,7 @@ std::vector<std::string> RenderArgv(const ArgvInput& in) {
   if (in.devices)
     for (const PlannedDevice& d : devices)
       in.devices->push_back({d.element, d.line, d.family, d.driver, d.id, d.props, d.slot});
+  if (opts.incoming) a.Add("-incoming", "defer");  // where libvirt 9.0 puts it, before -sandbox
   if (caps.sandbox) a.Add("-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
   return std::move(a.v());
 }

@@ -39,6 +39,7 @@ void BuildCli(CLI::App& app, CommandAction* action) {
   AddSetmemCommand(app, action);
   AddSetvcpusCommand(app, action);
   AddUpdateMemoryDeviceCommand(app, action);
+  AddMigrateCommand(app, action);
   AddConsoleCommand(app, action);
   AddPreallocCommand(app, action);
   AddBenchCommand(app, action);

@@ -64,7 +64,9 @@ void AddRunCommand(CLI::App& app, CommandAction* action) {
       "--shutdown-timeout; SIGHUP is ignored. Events go to stderr (JSON lines with --json).\n"
       "Exit status: 0 the guest powered off, 1 the start failed, 2 usage, 3 the guest crashed and\n"
       "<on_crash> destroyed it, 4 destroyed after the shutdown timeout, 5 QEMU ended by itself or was\n"
-      "destroyed by someone else. Everything is released however it ends.\n"
+      "destroyed by someone else, 6 the domain migrated away (`qlaunch migrate`: it runs elsewhere now).\n"
+      "Everything is released however it ends. With --incoming the domain is the destination of a\n"
+      "migration (as for start), supervised from then on; a migration that fails there ends with 5.\n"
       "Example: qlaunch run --shutdown-timeout 60 --pidfile /run/vm1.pid vm1.xml");
   sub->add_option("DOMAIN.xml", o->start.domain_xml, "libvirt domain XML")->required()->check(CLI::ExistingFile);
   sub->add_option("--qemu", o->start.qemu, "QEMU binary (as for start)");
@@ -73,6 +75,7 @@ void AddRunCommand(CLI::App& app, CommandAction* action) {
       ->capture_default_str();
   sub->add_option("--user", o->start.user, "run QEMU as USER[:GROUP] (as for start)");
   sub->add_option("--sysfs", o->start.sysfs, "read the host from this copy of /sys");
+  sub->add_option("--incoming", o->start.incoming, "URI: wait for a migration there (as for start)");
   sub->add_flag("--progress", o->start.progress, "show a preallocation progress line on stderr");
   sub->add_option("--shutdown-timeout", o->shutdown_timeout_s,
                   "seconds between the ACPI power button and destroy on SIGTERM/SIGINT (0: destroy at once)")

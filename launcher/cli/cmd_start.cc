@@ -64,13 +64,20 @@ void AddStartCommand(CLI::App& app, CommandAction* action) {
       ->check(CLI::IsMember({"auto", "qemu", "launcher"}))
       ->capture_default_str();
   sub->add_flag("--json", o->json,
-                "print {\"name\",\"pid\",\"prealloc\",\"run_early\",\"timings_ms\":{...}} instead of a table");
+                "print {\"name\",\"pid\",\"prealloc\",\"run_early\",[\"incoming\": the URI it listens on,]\n"
+                "\"timings_ms\":{...}} instead of a table");
   sub->add_flag("--progress", o->start.progress, "show a preallocation progress line on stderr");
   sub->add_flag("--run-early", o->start.run_early,
                 "resume the guest as soon as QEMU is ready and fill its memory behind it with qlaunch's\n"
                 "pinned workers; return once the memory is full (timings_ms.running, .populated). Only for\n"
                 "shared hugetlb memfd memory that qlaunch fills (reserved when mapped, so nothing can fail\n"
                 "later); refused with the reason for 4 KiB pages, private memory, <locked/>, --prealloc qemu");
+  sub->add_option("--incoming", o->start.incoming,
+                  "URI: make this the destination of a migration (`qlaunch migrate` on the source): plan and\n"
+                  "fill memory as for a start, then QEMU listens on tcp:HOST:PORT (port 0: any free one, the\n"
+                  "one taken is printed) or unix:PATH, and the command returns. Give it the source's live XML\n"
+                  "(`qlaunch dumpxml NAME` there), so both ends are the same machine. The domain is incoming\n"
+                  "until the guest is in, then runs if it ran on the source (paused if it was paused).");
   sub->add_option("--sysfs", o->start.sysfs, "read the host from this copy of /sys instead of the real one");
   sub->add_option("--user", o->start.user,
                   "run QEMU as USER[:GROUP] (names or +UID:+GID; default: the domain's <seclabel type='static'\n"

@@ -37,6 +37,7 @@ void AddChangeMediaCommand(CLI::App& app, CommandAction* action);  // cmd_change
 void AddSetmemCommand(CLI::App& app, CommandAction* action);       // cmd_setmem.cc
 void AddSetvcpusCommand(CLI::App& app, CommandAction* action);     // cmd_setvcpus.cc
 void AddUpdateMemoryDeviceCommand(CLI::App& app, CommandAction* action);  // cmd_update_memory_device.cc
+void AddMigrateCommand(CLI::App& app, CommandAction* action);     // cmd_migrate.cc
 void AddRunCommand(CLI::App& app, CommandAction* action);
 void AddConsoleCommand(CLI::App& app, CommandAction* action);
 void AddBenchCommand(CLI::App& app, CommandAction* action);

@@ -199,6 +199,10 @@ DomainStatus StateDir::Inspect(const std::string& name) const {
   st.owner = ReadProcessRef(dir / "owner", {});
   st.qemu_alive = st.qemu && ProcessAlive(*st.qemu);
   st.owner_alive = st.owner && ProcessAlive(*st.owner);
+  std::error_code ec;
+  st.incoming = fs::exists(dir / "incoming", ec);
+  const auto migrator = ReadProcessRef(dir / "migrating", {});
+  st.migrating = migrator && ProcessAlive(*migrator);
   if (st.owner)  // not committed yet: starting while its starter lives, stale once it died
     st.kind = st.owner_alive ? DomainStatus::Kind::kStarting : DomainStatus::Kind::kStale;
   else

@@ -5,6 +5,8 @@
 //   <root>/<name>/pid.start    QEMU's start time (/proc/<pid>/stat field 22), against pid reuse
 //   <root>/<name>/owner        "<pid> <start time>" of the `qlaunch start` still starting it;
 //                              removed when the start succeeds
+//   <root>/<name>/incoming     the URI a destination of a migration listens on, until the guest
+//                              is in; migrating: "<pid> <start time>" of a `migrate` moving it away
 //   <root>/<name>/qmp.sock     QMP socket, qemu.log, domain.xml, plan.json, cleanup (paths
 //                              outside the dir to remove with it, one a line)
 //
@@ -67,6 +69,8 @@ struct DomainStatus {
   std::optional<ProcessRef> owner;  // from owner, when present
   bool qemu_alive = false;
   bool owner_alive = false;
+  bool incoming = false;   // an "incoming" file: the destination of a migration not yet in
+  bool migrating = false;  // a "migrating" file naming a live `qlaunch migrate` of it
 };
 
 class StateDir {

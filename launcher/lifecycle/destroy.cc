@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "launcher/lifecycle/incoming.h"
 #include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {
@@ -50,6 +51,7 @@ ProcessRef RunningQemu(const StateDir& state, const std::string& name, Verb verb
   }
   std::error_code ec;
   if (!std::filesystem::is_directory(state.DomainDir(name), ec)) throw NotRunningError(name);
+  SettleIncoming(state, name);
   DomainStatus st = state.Inspect(name);
   if (st.kind == DomainStatus::Kind::kStale) {
     state.WithLock([&] { state.RemoveIfStale(name); });

@@ -64,7 +64,7 @@ json DomainInfo(const StateDir& state, const std::string& name) {
   json plan = json::parse(Slurp(dir / "plan.json"), nullptr, false);
   json out = {{"name", name},
               {"uuid", def.uuid.empty() ? json(nullptr) : json(def.uuid)},
-              {"state", QueryStatus((dir / "qmp.sock").string(), std::chrono::seconds(5))},
+              {"state", ShownStatus(QueryStatus((dir / "qmp.sock").string(), std::chrono::seconds(5)))},
               {"pid", qemu.pid},
               {"user", Trimmed(Slurp(dir / "user"))},
               {"vcpus", def.vcpu.current.value_or(def.vcpu.count)},

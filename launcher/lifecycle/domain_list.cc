@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "domain/parser.h"
+#include "launcher/lifecycle/incoming.h"
 #include "launcher/lifecycle/running_def.h"
 #include "qemu_cmd/qmp_client.h"
 
@@ -24,6 +25,10 @@ std::string QueryStatus(const std::string& socket, std::chrono::milliseconds tim
   }
 }
 
+std::string ShownStatus(const std::string& qemu_status) {
+  return qemu_status == "inmigrate" ? "incoming" : qemu_status;
+}
+
 nlohmann::json ReadDevicesJson(const StateDir& state, const std::string& name) {
   std::ifstream in(state.DomainDir(name) / "devices.json");
   nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
@@ -33,6 +38,7 @@ nlohmann::json ReadDevicesJson(const StateDir& state, const std::string& name) {
 std::vector<DomainEntry> ListDomains(const StateDir& state, std::chrono::milliseconds qmp_timeout) {
   std::vector<DomainEntry> out;
   for (const std::string& name : state.Names()) {
+    SettleIncoming(state, name, qmp_timeout);
     DomainStatus st = state.Inspect(name);
     if (st.kind == DomainStatus::Kind::kStale) {
       bool removed = false;
@@ -51,9 +57,9 @@ std::vector<DomainEntry> ListDomains(const StateDir& state, std::chrono::millise
     e.devices = ReadDevicesJson(state, name);
     e.pid = st.qemu_alive ? st.qemu->pid : 0;
     if (st.kind == DomainStatus::Kind::kStarting) e.state = "starting";
-    else if (st.kind == DomainStatus::Kind::kRunning)
-      e.state = QueryStatus((state.DomainDir(name) / "qmp.sock").string(), qmp_timeout);
-    else continue;
+    else if (st.kind != DomainStatus::Kind::kRunning) continue;
+    else if (st.migrating) e.state = "migrating";  // `migrate` holds its QMP socket
+    else e.state = ShownStatus(QueryStatus((state.DomainDir(name) / "qmp.sock").string(), qmp_timeout));
     out.push_back(std::move(e));
   }
   return out;

@@ -36,6 +36,9 @@ std::vector<DomainEntry> ListDomains(const StateDir& state, std::chrono::millise
 
 // QMP query-status of the QEMU behind `socket`: its "status", or "unknown" on any failure.
 std::string QueryStatus(const std::string& socket, std::chrono::milliseconds timeout);
+// The state list and dominfo show for QEMU's status: "incoming" for QEMU's inmigrate (the
+// destination of a migration, waiting), else QEMU's own word.
+std::string ShownStatus(const std::string& qemu_status);
 
 // [{"name", "pid", "state", "memory_bytes", "vcpus", "graphics", "interfaces"}, ...]; pid is
 // null while unknown.

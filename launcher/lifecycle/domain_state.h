@@ -12,8 +12,8 @@
 // The state dir (launcher/host/state_dir.h) tells shut off, starting and running apart; it does
 // not record paused (QEMU does), so the verbs that act on a running domain are accepted in both
 // running and paused, as libvirt accepts them (suspend of a paused domain and resume of a
-// running one do nothing). Incoming and migrating are the states live migration will bring;
-// shutting down is `shutdown` waiting for the guest to power off.
+// running one do nothing). Incoming: `start --incoming` waits for the guest to come in;
+// migrating: `migrate` is moving it away (launcher/lifecycle/migrate.h); shutting down is `shutdown` waiting for the guest to power off.
 #pragma once
 
 #include <string>
@@ -31,15 +31,18 @@ inline constexpr size_t kDomainStateCount = 7;
 enum class Verb {
   kStart, kDestroy, kSuspend, kResume, kReboot, kShutdown, kMonitor, kDominfo, kConsole, kList,
   kDumpxml, kDumpxmlInactive, kDomblklist, kDomiflist, kDomstats, kDomifaddr, kAttachDevice, kDetachDevice,
-  kChangeMedia, kSetmem, kSetvcpus, kUpdateMemoryDevice
+  kChangeMedia, kSetmem, kSetvcpus, kUpdateMemoryDevice, kMigrate
 };
-inline constexpr size_t kVerbCount = 22;
+inline constexpr size_t kVerbCount = 23;
 
 const char* StateName(DomainState s);  // "shut off", "starting", "running", "paused", ...
 const char* VerbName(Verb v);          // "start", "destroy", ..., "qemu-monitor-command", ...
 
 // What the state dir says (StateDir::Inspect) as a state of the table: kStarting while a start is
-// at work, else kRunning (the state dir does not know paused), kShutOff for a stale entry.
+// at work; kIncoming for the destination of a migration not yet in (its "incoming" file, which
+// SettleIncoming in migration_state.h removes once QEMU has the guest); kMigrating while a
+// `migrate` of it lives; else kRunning (the state dir does not know paused), kShutOff for a stale
+// entry.
 DomainState StateFromStatus(const DomainStatus& st);
 
 // May `to` follow `from`? (Not reflexive: staying in a state is no transition.)

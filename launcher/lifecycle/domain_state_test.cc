@@ -36,14 +36,39 @@ TEST(DomainState, VerbsEachStateAccepts) {
   const std::vector<std::pair<DomainState, std::string>> want = {
       {DomainState::kShutOff, "start list dumpxml --inactive"},
       {DomainState::kStarting, "list dumpxml --inactive"},
-      {DomainState::kRunning, "destroy suspend resume reboot shutdown qemu-monitor-command dominfo console list" + read + change},
-      {DomainState::kPaused, "destroy suspend resume reboot shutdown qemu-monitor-command dominfo console list" + read + change},
+      {DomainState::kRunning,
+       "destroy suspend resume reboot shutdown qemu-monitor-command dominfo console list" + read + change + " migrate"},
+      {DomainState::kPaused,
+       "destroy suspend resume reboot shutdown qemu-monitor-command dominfo console list" + read + change + " migrate"},
       {DomainState::kShuttingDown, "destroy qemu-monitor-command dominfo console list" + read},
       {DomainState::kIncoming, "destroy qemu-monitor-command dominfo list" + read},
       {DomainState::kMigrating, "destroy suspend resume qemu-monitor-command dominfo console list" + read},
   };
   ASSERT_EQ(want.size(), kDomainStateCount);
   for (const auto& [s, verbs] : want) EXPECT_EQ(Accepted(s), verbs) << StateName(s);
+}
+
+// The state dir's word for each state: its kind, then the migration files of a live QEMU.
+TEST(DomainState, StateFromTheStateDir) {
+  struct Case {
+    DomainStatus::Kind kind;
+    bool incoming, migrating;
+    DomainState want;
+  } cases[] = {
+      {DomainStatus::Kind::kStale, false, false, DomainState::kShutOff},
+      {DomainStatus::Kind::kStale, true, true, DomainState::kShutOff},  // a dead QEMU's files mean nothing
+      {DomainStatus::Kind::kStarting, true, false, DomainState::kStarting},
+      {DomainStatus::Kind::kRunning, false, false, DomainState::kRunning},
+      {DomainStatus::Kind::kRunning, true, false, DomainState::kIncoming},
+      {DomainStatus::Kind::kRunning, false, true, DomainState::kMigrating},
+  };
+  for (const Case& c : cases) {
+    DomainStatus st;
+    st.kind = c.kind;
+    st.incoming = c.incoming;
+    st.migrating = c.migrating;
+    EXPECT_EQ(StateFromStatus(st), c.want) << StateName(c.want);
+  }
 }
 
 TEST(DomainState, Transitions) {

@@ -29,7 +29,9 @@
 #include "launcher/host/cgroup.h"
 #include "launcher/host/device_host.h"
 #include "launcher/host/file_labels.h"
+#include "launcher/lifecycle/incoming.h"
 #include "launcher/lifecycle/inputs.h"
+#include "launcher/lifecycle/migration_uri.h"
 #include "launcher/host/pool_lock.h"
 #include "launcher/host/pool_reserved.h"
 #include "launcher/lifecycle/preflight.h"
@@ -87,6 +89,12 @@ StartReport StartDomain(const StartOptions& opts) {
   // signal during the capability probe cannot leave the probing QEMU behind.
   StartInterrupt interrupt;
   t.Mark(Phase::kCli);  // everything from qlaunch's first initialiser until here
+  std::optional<MigrationUri> incoming;
+  if (!opts.incoming.empty()) {
+    incoming = ParseMigrationUri(opts.incoming, UriUse::kIncoming, fs::current_path().string());
+    if (opts.run_early) throw std::invalid_argument("--run-early and --incoming exclude each other: an incoming "
+                                                    "guest runs when its migration is in");
+  }
 
   // --- inputs: nothing on the host changes until pre-flight has passed ---------------------
   domain::DomainDef def = LoadDomain(opts.domain_xml);
@@ -124,6 +132,7 @@ StartReport StartDomain(const StartOptions& opts) {
   popts.memory_backing_dir = (state.root() / ".ram" / def.name).string();
   popts.emulator = emulator;
   popts.supervised = opts.supervised;
+  popts.incoming = incoming.has_value();
   qemu::LaunchPlan plan = PlanStart(def, host, caps, &popts);
   // The launcher memfds' fd numbers are in the argv, free here: hold them at once so nothing
   // opened later takes them.
@@ -263,10 +272,16 @@ StartReport StartDomain(const StartOptions& opts) {
 
     BeforeCont(*qmp, plan, qmp_timeout);
     FaultPoint("cont", qemu_proc.get());
-    qmp->Execute("cont", nullptr, qmp_timeout);
-    WaitRunning(*qmp, qmp_timeout);
-    t.Mark(Phase::kCont);
-    t.Reached(Timings::Moment::kRunning);
+    if (incoming) {  // the cont phase of a destination: it listens; the guest runs once it is in
+      report.incoming = ListenIncoming(*qmp, *incoming, opts.ignore_shared, qmp_timeout);
+      claim->WriteFile("incoming", report.incoming + "\n");
+      t.Mark(Phase::kCont);
+    } else {
+      qmp->Execute("cont", nullptr, qmp_timeout);
+      WaitRunning(*qmp, qmp_timeout);
+      t.Mark(Phase::kCont);
+      t.Reached(Timings::Moment::kRunning);
+    }
     if (opts.run_early) {  // the guest runs; now the workers fill its memory behind it
       // Started only now: started before cont, on a host with few CPUs they took the CPUs that
       // qlaunch's QMP commands and QEMU's main loop needed for cont (8 GiB, 2 CPUs, TCG: running

@@ -8,6 +8,8 @@
 //   thread-context -> cont -> query-status says running. With --run-early (launcher/lifecycle/run_early.h)
 //   the launcher's population is waited for after cont instead, with the guest running.
 //
+// With --incoming, QEMU waits for the migration instead of cont (StartOptions::incoming).
+//
 // Every resource is held by an RAII guard that is disarmed only when the guest runs: on any
 // failure, and on SIGINT/SIGTERM (StartInterrupt), QEMU is killed and reaped, the memfds are
 // unmapped and closed, mem-path dirs and the state dir are removed, so every hugepage returns.
@@ -38,6 +40,11 @@ struct StartOptions {
   std::string user;       // --user USER[:GROUP]; "" = the domain's DAC <seclabel>, else qlaunch-qemu
   bool supervised = false;  // for `qlaunch run`: QEMU stays after a guest poweroff (-no-shutdown)
   bool run_early = false;   // --run-early: cont as soon as QEMU is ready, fill memory behind the guest
+  // --incoming URI: the destination of a migration (migration_uri.h). Memory is planned and filled
+  // as for a start, QEMU spawned with `-incoming defer`, then migrate-incoming (incoming.h); the
+  // start returns once QEMU listens, the domain in state incoming (its "incoming" file).
+  std::string incoming;
+  bool ignore_shared = false;  // with incoming: x-ignore-shared (`migrate --local`: RAM stays where it is)
 };
 
 // Throws DiagnosticError for bad input or a host that cannot run the domain (before anything

@@ -77,6 +77,12 @@ class Supervisor {
       if (!data.value("guest", false)) return std::nullopt;  // a host-side quit (destroy): QEMU goes
       return Act(lc_.on_poweroff, "on_poweroff", kRunPoweredOff, "the guest powered off");
     }
+    if (name == "MIGRATION") {  // only with the "events" capability, which `qlaunch migrate` sets
+      const std::string status = data.value("status", "");
+      if (status == "completed" || status == "failed" || status == "cancelled") Log("migration", status, data);
+      migrated_ = status == "completed";
+      return std::nullopt;
+    }
     if (name == "GUEST_PANICKED") return Act(lc_.on_crash, "on_crash", kRunCrashed, "the guest crashed");
     if (name == "RESET" || name == "STOP" || name == "RESUME" || name == "POWERDOWN")
       Log(ToLower(name), "", data);
@@ -105,11 +111,16 @@ class Supervisor {
     return code;
   }
 
-  // QMP closed: QEMU ended without us.
+  // QMP closed: QEMU ended without us (or, after a migration, `qlaunch migrate` ended it).
   int Gone() {
     qmp_.reset();
     for (int i = 0; i < 200 && ProcessAlive(qemu_); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     state_.WithLock([&] { state_.RemoveIfStale(name_); });
+    if (migrated_) {
+      Log("migrated", "the domain runs elsewhere now; QEMU (pid " + std::to_string(qemu_.pid) + ") ended here",
+          {{"exit", kRunMigrated}});
+      return kRunMigrated;
+    }
     Log("qemu-ended", "QEMU (pid " + std::to_string(qemu_.pid) + ") ended; its state was released",
         {{"exit", kRunQemuDied}});
     return kRunQemuDied;
@@ -138,6 +149,7 @@ class Supervisor {
   const domain::Lifecycle lc_;
   const SuperviseOptions opts_;
   ProcessRef qemu_;
+  bool migrated_ = false;  // a MIGRATION event said completed: QEMU ends because the guest left
   std::unique_ptr<qemu::QmpClient> qmp_;
 };
 

@@ -19,6 +19,7 @@ enum RunExit : int {
   kRunCrashed = 3,      // the guest crashed and <on_crash> destroyed it
   kRunTimedOut = 4,     // SIGTERM/SIGINT: the guest did not power off in time and was destroyed
   kRunQemuDied = 5,     // QEMU ended by itself (killed, crashed) or was destroyed by someone else
+  kRunMigrated = 6,     // the domain migrated away (`qlaunch migrate`) and runs elsewhere now
 };
 
 struct SuperviseOptions {

@@ -81,18 +81,22 @@ nlohmann::json ToJson(const StartReport& report) {
   phases["unaccounted"] = three_decimals(report.timings.UnaccountedMs());
   phases["running"] = three_decimals(report.timings.Ms(Timings::Moment::kRunning));
   phases["populated"] = three_decimals(report.timings.Ms(Timings::Moment::kPopulated));
-  return nlohmann::json{{"name", report.name},
-                        {"pid", report.pid},
-                        {"prealloc", report.prealloc},
-                        {"user", report.user},
-                        {"run_early", report.run_early},
-                        {"notes", report.notes},
-                        {"timings_ms", phases},
-                        {"clock_ns", {{"entry", report.timings.EntryNs()}, {"end", report.timings.LastMarkNs()}}}};
+  nlohmann::json j{{"name", report.name},
+                   {"pid", report.pid},
+                   {"prealloc", report.prealloc},
+                   {"user", report.user},
+                   {"run_early", report.run_early},
+                   {"notes", report.notes},
+                   {"timings_ms", phases},
+                   {"clock_ns", {{"entry", report.timings.EntryNs()}, {"end", report.timings.LastMarkNs()}}}};
+  if (!report.incoming.empty()) j["incoming"] = report.incoming;
+  return j;
 }
 
 std::string ToTable(const StartReport& report) {
-  std::string out = "domain " + report.name + " is running (pid " + std::to_string(report.pid) +
+  std::string out = "domain " + report.name +
+                    (report.incoming.empty() ? " is running" : " waits for its migration on " + report.incoming) +
+                    " (pid " + std::to_string(report.pid) +
                     (report.user.empty() ? "" : ", user " + report.user) + ", preallocation by " + report.prealloc +
                     ")\n";
   for (const auto& n : report.notes) out += "  note: " + n + "\n";
@@ -107,10 +111,12 @@ std::string ToTable(const StartReport& report) {
   }
   std::snprintf(line, sizeof line, "  %-11s %10.1f\n", "unaccounted", report.timings.UnaccountedMs());
   out += line;
-  std::snprintf(line, sizeof line, "  guest running after %.1f ms, memory populated after %.1f ms%s\n",
-                report.timings.Ms(Timings::Moment::kRunning), report.timings.Ms(Timings::Moment::kPopulated),
-                report.run_early ? " (--run-early)" : "");
-  out += line;
+  if (report.incoming.empty()) {
+    std::snprintf(line, sizeof line, "  guest running after %.1f ms, memory populated after %.1f ms%s\n",
+                  report.timings.Ms(Timings::Moment::kRunning), report.timings.Ms(Timings::Moment::kPopulated),
+                  report.run_early ? " (--run-early)" : "");
+    out += line;
+  }
   return out;
 }
 

@@ -93,12 +93,13 @@ struct StartReport {
   std::string prealloc;  // "qemu" | "launcher" | "none"
   std::string user;      // "USER:GROUP" QEMU runs as
   bool run_early = false;          // --run-early: the guest ran while its memory was filled
+  std::string incoming;            // --incoming: the URI QEMU listens on for the guest ("" otherwise)
   std::vector<std::string> notes;  // what the start could not do and went on without
   domain::Lifecycle lifecycle;     // the domain's <on_poweroff> etc., for `run` (not in the JSON)
   Timings timings;
 };
 
-// {"name", "pid", "prealloc", "user", "run_early", "notes": [...], "timings_ms": {"startup", ..., "total",
+// {"name", "pid", "prealloc", "user", "run_early", ["incoming",] "notes": [...], "timings_ms": {"startup", ..., "total",
 // "unaccounted", "running", "populated"}, "clock_ns": {"entry", "end"}}; ms as numbers with three
 // decimals; clock_ns: EntryNs() and LastMarkNs().
 nlohmann::json ToJson(const StartReport& report);

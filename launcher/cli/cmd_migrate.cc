@@ -1,0 +1,73 @@
+// qlaunch migrate: move a running domain to a destination `qlaunch start --incoming` prepared, as
+// `virsh migrate --live` does (launcher/lifecycle/migrate.h).
+#include <cstdio>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "launcher/cli/command.h"
+#include "launcher/host/state_dir.h"
+#include "launcher/lifecycle/migrate.h"
+
+namespace qlaunch::launcher {
+
+namespace {
+
+struct Options {
+  MigrateOptions m;
+  double timeout_s = 0;
+  std::string timeout_action = "suspend";
+  bool live = false, json = false;
+};
+
+int Run(Options& o) {
+  o.m.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
+  o.m.timeout_abort = o.timeout_action == "abort";
+  const MigrateReport r = MigrateDomain(StateDir(), o.m);
+  if (o.json) {
+    std::printf("%s\n", ToJson(r).dump().c_str());
+  } else {
+    std::printf("domain %s migrated to %s%s: %.0f ms in all, downtime %.0f ms, %.1f MiB sent of %.1f MiB\n",
+                r.name.c_str(), r.uri.c_str(), r.timed_out ? " (paused to finish after --timeout)" : "", r.total_ms,
+                r.downtime_ms, r.ram_transferred / 1048576.0, r.ram_total / 1048576.0);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddMigrateCommand(CLI::App& app, CommandAction* action) {
+  auto o = std::make_shared<Options>();
+  CLI::App* sub = app.add_subcommand(
+      "migrate",
+      "Move a running (or paused) domain to another host while it runs, as `virsh migrate --live`.\n"
+      "The destination is prepared first with `qlaunch start --incoming URI DOMAIN.xml` (or `run\n"
+      "--incoming`) there, from this domain's live XML (`qlaunch dumpxml NAME`), so both ends are the\n"
+      "same machine; it fills its memory before it listens. The guest keeps running while its memory\n"
+      "is copied (live, with or without --live), then pauses for the switch-over; on the destination\n"
+      "it runs if it ran here and stays paused if it was paused. Afterwards this host's QEMU, state,\n"
+      "taps, labels, cgroup and hugepages are released. Disks are not copied: both ends must see them\n"
+      "at the same paths (shared storage). If the migration fails, is interrupted (SIGINT/SIGTERM) or\n"
+      "--timeout-action abort strikes, it is cancelled and the domain runs on here as before.\n"
+      "URI: tcp:HOST:PORT or unix:PATH, as the destination printed it.\n"
+      "Example: qlaunch migrate vm1 tcp:dest.example:49152 --json");
+  sub->add_option("NAME", o->m.name, "the domain's <name>")->required();
+  sub->add_option("URI", o->m.uri, "where the destination listens: tcp:HOST:PORT or unix:PATH")->required();
+  sub->add_flag("--live", o->live, "accepted as virsh users type it: qlaunch always migrates live");
+  sub->add_option("--timeout", o->timeout_s,
+                  "seconds after which --timeout-action is taken if the migration has not finished");
+  sub->add_option("--timeout-action", o->timeout_action,
+                  "suspend: pause the guest so the rest goes across at once (as virsh); abort: cancel, the\n"
+                  "domain runs on here")
+      ->check(CLI::IsMember({"suspend", "abort"}))
+      ->capture_default_str();
+  sub->add_option("--bandwidth", o->m.bandwidth_mib, "at most this many MiB/s (default: no limit)");
+  sub->add_flag("--progress", o->m.progress, "a progress line on stderr (memory sent / total)");
+  sub->add_flag("--json", o->json,
+                "print {\"name\",\"uri\",\"status\",\"source_state\",\"timed_out\",\"total_time_ms\",\n"
+                "\"setup_time_ms\",\"downtime_ms\",\"ram_transferred_bytes\",\"ram_total_bytes\",\"wall_ms\"}");
+  sub->callback([o, action] { *action = [o] { return Run(*o); }; });
+}
+
+}  // namespace qlaunch::launcher

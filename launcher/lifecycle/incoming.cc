@@ -1,0 +1,51 @@
+#include "launcher/lifecycle/incoming.h"
+
+#include <stdexcept>
+#include <system_error>
+
+#include "launcher/lifecycle/domain_list.h"
+
+namespace qlaunch::launcher {
+
+using nlohmann::json;
+
+json MigrationCapabilities(bool ignore_shared) {
+  json caps = json::array({{{"capability", "events"}, {"state", true}}});
+  if (ignore_shared) caps.push_back({{"capability", "x-ignore-shared"}, {"state", true}});
+  return caps;
+}
+
+std::string ListenIncoming(qemu::QmpClient& qmp, const MigrationUri& uri, bool ignore_shared,
+                           std::chrono::milliseconds timeout) {
+  qmp.Execute("migrate-set-capabilities", {{"capabilities", MigrationCapabilities(ignore_shared)}}, timeout);
+  try {
+    qmp.Execute("migrate-incoming", {{"uri", uri.ForQemu()}}, timeout);
+  } catch (const qemu::QmpTimeout&) {
+    throw;
+  } catch (const qemu::QmpError& e) {
+    if (uri.kind != MigrationUri::Kind::kUnix) throw;
+    throw qemu::QmpError(std::string(e.what()) + " (QEMU runs unprivileged and makes the socket itself: its user " +
+                         "needs write access to the socket's directory, as in /tmp)");
+  }
+  if (uri.kind != MigrationUri::Kind::kTcp || uri.port != 0) return uri.ForQemu();
+  const json info = qmp.Execute("query-migrate", nullptr, timeout);
+  for (const json& a : info.value("socket-address", json::array())) {
+    if (a.value("type", "") != "inet") continue;
+    MigrationUri real = uri;
+    const json port = a.value("port", json());
+    real.port = port.is_string() ? std::stoi(port.get<std::string>()) : port.get<int>();
+    return real.ForQemu();
+  }
+  throw std::runtime_error("QEMU listens for the migration but does not say on which port (query-migrate: " +
+                           info.dump() + ")");
+}
+
+void SettleIncoming(const StateDir& state, const std::string& name, std::chrono::milliseconds timeout) {
+  const auto file = state.DomainDir(name) / "incoming";
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return;
+  const std::string status = QueryStatus((state.DomainDir(name) / "qmp.sock").string(), timeout);
+  if (status != "inmigrate" && status != "unknown") std::filesystem::remove(file, ec);
+}
+
+}  // namespace qlaunch::launcher

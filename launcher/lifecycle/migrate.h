@@ -1,0 +1,52 @@
+// MigrateDomain: `qlaunch migrate NAME URI`, the source's side of a live migration to a destination
+// that `qlaunch start --incoming URI` (or `run --incoming`) prepared: the capabilities both ends set
+// (incoming.h), the bandwidth, `migrate`, then query-migrate until QEMU says completed, failed or
+// cancelled. Completed: the source's QEMU (paused by QEMU at the switch-over) is quit and the
+// domain's state, taps, labels, cgroup and hugepages released, as destroy releases them.
+//
+// Nothing is lost on a failure: QEMU resumes a guest it had paused for the switch-over itself, so
+// after a refused connection, a destination that dies, SIGINT/SIGTERM (migrate_cancel) or
+// --timeout-action abort, the source runs on as before and the error says why. While it works, the
+// domain is in state migrating (its "migrating" file names this process).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "launcher/host/state_dir.h"
+
+namespace qlaunch::launcher {
+
+struct MigrateOptions {
+  std::string name;
+  std::string uri;  // tcp:HOST:PORT or unix:PATH (migration_uri.h)
+  std::chrono::milliseconds timeout{0};  // 0: none
+  bool timeout_abort = false;  // on the timeout: cancel (the source runs on), else switch over now (suspend)
+  uint64_t bandwidth_mib = 0;  // MiB/s; 0: as fast as the link goes (QEMU's own default is 32 MiB/s)
+  bool progress = false;       // a progress line on stderr
+  bool ignore_shared = false;  // x-ignore-shared (migrate --local): RAM in shared memory is not sent
+  std::chrono::milliseconds qmp_timeout{5000};
+};
+
+struct MigrateReport {
+  std::string name, uri;
+  std::string source_state;  // "running" or "paused", before
+  bool timed_out = false;    // the timeout struck and the guest was paused to finish (suspend)
+  // As QEMU's query-migrate reports them at the end.
+  double total_ms = 0, setup_ms = 0, downtime_ms = 0;
+  uint64_t ram_transferred = 0, ram_total = 0;
+  double wall_ms = 0;  // this command, from the session to the source released
+};
+
+// Throws std::invalid_argument (bad URI), NotRunningError / WrongStateError (destroy.h), and
+// std::runtime_error for a migration that did not complete (the source still runs).
+MigrateReport MigrateDomain(const StateDir& state, const MigrateOptions& opts);
+
+// {"name","uri","status":"completed","source_state","timed_out","total_time_ms","setup_time_ms",
+//  "downtime_ms","ram_transferred_bytes","ram_total_bytes","wall_ms"}
+nlohmann::json ToJson(const MigrateReport& r);
+
+}  // namespace qlaunch::launcher

@@ -1,0 +1,211 @@
+// Live migration failing for real (issue 18), on QEMU 7.2 under TCG with two state roots standing
+// for two hosts: the source (the test's state root) and the destination (<tmp>/dest). The guest
+// has no OS; its memory is filled with random bytes through its shared memfds, so the transfer,
+// capped with --bandwidth 1 (MiB/s), takes long enough to break it half-way:
+//   - SIGINT to `qlaunch migrate`: cancelled, the source runs on, the destination QEMU ends on
+//     the cut stream and its state goes;
+//   - the destination's QEMU killed: migrate fails saying so, the source runs on;
+//   - the source's QEMU killed: migrate fails, the destination ends, nothing is left anywhere;
+//   - a source under `qlaunch run` that migrates away: run exits 6 and the guest runs on the
+//     destination.
+// After each: the free hugepages are what the surviving domain holds, no stray state.
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <random>
+#include <set>
+#include <thread>
+
+#include "support/launch_env.h"
+
+namespace qlaunch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+class MigrateFailureTest : public LaunchTest {
+ protected:
+  void SetUp() override {
+    LaunchTest::SetUp();
+    if (std::string why = CheckQemuVersion(kQemu72, "7.2"); !why.empty()) GTEST_SKIP() << why;
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (hugepage pool, QEMU's user)";
+    if (DefaultHugepageBytes() != (2u << 20)) GTEST_SKIP() << "default hugepages are not 2 MiB";
+    dom_.name = "qlaunch-mig";
+    dom_.cells = 2;
+    dom_.cell_mib = 64;
+    pool_.emplace(HugepagePool::AtLeast(2 * PagesOf(dom_) + 8));
+    ASSERT_TRUE(pool_->ok()) << pool_->error();
+    free_before_ = HugepagesFree();
+    // QEMU (qlaunch-qemu) makes the destination's socket: a directory it may write.
+    sock_dir_ = tmp() / "sock";
+    fs::create_directories(sock_dir_);
+    const passwd* pw = ::getpwnam("qlaunch-qemu");
+    ASSERT_NE(pw, nullptr);
+    ASSERT_EQ(::chown(sock_dir_.c_str(), pw->pw_uid, pw->pw_gid), 0);
+    uri_ = "unix:" + (sock_dir_ / "m.sock").string();
+  }
+
+  void TearDown() override {
+    Qlaunch({"destroy", dom_.name});
+    Qlaunch({"destroy", dom_.name}, Dest());
+    LaunchTest::TearDown();
+  }
+
+  static uint64_t PagesOf(const SmallDomain& d) { return d.Bytes() / (2u << 20); }
+  Env Dest() const { return {{"QLAUNCH_STATE_DIR", (tmp() / "dest").string()}}; }
+
+  // The state `list --json` shows for the domain under `env` ("" when it is not listed), and its pid.
+  std::pair<std::string, pid_t> Listed(const Env& env = {}) {
+    RunResult r = Qlaunch({"list", "--json"}, env);
+    nlohmann::json all = nlohmann::json::parse(r.out, nullptr, false);
+    if (all.is_array())
+      for (const auto& e : all)
+        if (e.value("name", "") == dom_.name)
+          return {e.value("state", ""), e["pid"].is_number() ? e["pid"].get<pid_t>() : 0};
+    return {"", 0};
+  }
+
+  bool WaitListed(const std::string& state, const Env& env = {}, milliseconds limit = milliseconds(30000)) {
+    for (auto end = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < end;) {
+      if (Listed(env).first == state) return true;
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+    return false;
+  }
+
+  // Random bytes into every page of the guest, through QEMU's memfds (root may open them).
+  void FillGuestMemory(pid_t qemu) {
+    const fs::path fds = "/proc/" + std::to_string(qemu) + "/fd";
+    std::mt19937_64 rng(42);
+    std::set<ino_t> filled;  // QEMU holds each memfd twice: as inherited and as it opened it
+    for (const auto& e : fs::directory_iterator(fds)) {
+      std::error_code ec;
+      const std::string target = fs::read_symlink(e.path(), ec).string();
+      struct stat st {};
+      if (target.find("memfd:qlaunch:" + dom_.name + ":") == std::string::npos || ::stat(e.path().c_str(), &st) != 0 ||
+          !filled.insert(st.st_ino).second)
+        continue;
+      const int fd = ::open(e.path().c_str(), O_RDWR);
+      ASSERT_GE(fd, 0) << e.path();
+      const size_t size = dom_.cell_mib << 20;
+      void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      ASSERT_NE(p, MAP_FAILED);
+      auto* words = static_cast<uint64_t*>(p);
+      for (size_t i = 0; i < size / 8; ++i) words[i] = rng();
+      ::munmap(p, size);
+      ::close(fd);
+    }
+    ASSERT_EQ(filled.size(), 2u) << "QEMU's memfds of " << dom_.name;
+  }
+
+  // Source started and filled, destination listening on uri_; the source's QEMU pid.
+  pid_t StartBoth() {
+    const std::string xml = WriteDomain(dom_);
+    RunResult s = Qlaunch({"start", "--json", xml});
+    EXPECT_EQ(s.exit_code, 0) << s.Describe();
+    const pid_t src = nlohmann::json::parse(s.out, nullptr, false).value("pid", 0);
+    FillGuestMemory(src);
+    RunResult d = Qlaunch({"start", "--incoming", uri_, "--json", xml}, Dest());
+    EXPECT_EQ(d.exit_code, 0) << d.Describe();
+    EXPECT_EQ(nlohmann::json::parse(d.out, nullptr, false).value("incoming", ""), uri_) << d.out;
+    EXPECT_EQ(Listed(Dest()).first, "incoming");
+    EXPECT_EQ(HugepagesFree(), free_before_ - 2 * PagesOf(dom_));
+    return src;
+  }
+
+  std::unique_ptr<RunningProcess> SlowMigrate() {
+    Env env = BaseEnv();
+    auto p = std::make_unique<RunningProcess>(
+        std::vector<std::string>{QlaunchBinary(), "migrate", dom_.name, uri_, "--bandwidth", "1"}, env);
+    EXPECT_TRUE(WaitListed("migrating")) << p->ErrSoFar();
+    std::this_thread::sleep_for(milliseconds(1500));  // well into the copy (128 MiB at 1 MiB/s)
+    return p;
+  }
+
+  // The destination is gone (its QEMU ended on the cut stream), the source runs, one guest's pages.
+  void ExpectSourceRunsAlone(pid_t src) {
+    EXPECT_TRUE(WaitListed("", Dest())) << "the destination is still listed: " << Listed(Dest()).first;
+    EXPECT_FALSE(fs::exists(tmp() / "dest" / dom_.name));
+    const auto [state, pid] = Listed();
+    EXPECT_EQ(state, "running");
+    EXPECT_EQ(pid, src);
+    EXPECT_EQ(HugepagesFree(), free_before_ - PagesOf(dom_));
+    RunResult again = Qlaunch({"qemu-monitor-command", dom_.name, R"({"execute":"query-status"})"});
+    EXPECT_NE(again.out.find("\"running\""), std::string::npos) << again.Describe();
+  }
+
+  SmallDomain dom_;
+  std::optional<HugepagePool> pool_;
+  uint64_t free_before_ = 0;
+  fs::path sock_dir_;
+  std::string uri_;
+};
+
+TEST_F(MigrateFailureTest, SigintCancelsTheMigrationAndTheSourceRunsOn) {
+  const pid_t src = StartBoth();
+  auto migrate = SlowMigrate();
+  ::kill(migrate->pid(), SIGINT);
+  RunResult r = migrate->Wait(milliseconds(30000));
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_NE(r.err.find("cancelled: interrupted by SIGINT"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the domain stays here (running)"), std::string::npos) << r.err;
+  ExpectSourceRunsAlone(src);
+  EXPECT_EQ(Qlaunch({"destroy", dom_.name}).exit_code, 0);
+  ExpectHostClean(dom_.name, src, free_before_);
+}
+
+TEST_F(MigrateFailureTest, ADestinationThatDiesLeavesTheSourceRunning) {
+  const pid_t src = StartBoth();
+  const pid_t dest = Listed(Dest()).second;
+  ASSERT_GT(dest, 0);
+  auto migrate = SlowMigrate();
+  ::kill(dest, SIGKILL);
+  RunResult r = migrate->Wait(milliseconds(60000));
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_NE(r.err.find("migration of domain " + dom_.name + " to " + uri_ + " failed"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the domain stays here (running)"), std::string::npos) << r.err;
+  ExpectSourceRunsAlone(src);
+  EXPECT_EQ(Qlaunch({"destroy", dom_.name}).exit_code, 0);
+  ExpectHostClean(dom_.name, src, free_before_);
+}
+
+TEST_F(MigrateFailureTest, ASourceThatDiesTakesTheHalfLoadedDestinationWithIt) {
+  const pid_t src = StartBoth();
+  const pid_t dest = Listed(Dest()).second;
+  auto migrate = SlowMigrate();
+  ::kill(src, SIGKILL);
+  RunResult r = migrate->Wait(milliseconds(60000));
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  // The destination's QEMU ends on the cut stream; the next look at either root clears its state.
+  EXPECT_TRUE(WaitListed("", Dest()));
+  EXPECT_TRUE(WaitListed(""));
+  EXPECT_TRUE(PidGone(dest));
+  EXPECT_FALSE(fs::exists(tmp() / "dest" / dom_.name));
+  ExpectHostClean(dom_.name, src, free_before_);
+}
+
+TEST_F(MigrateFailureTest, ASourceUnderRunExitsSixWhenItsDomainMigratedAway) {
+  const std::string xml = WriteDomain(dom_);
+  RunningProcess run({QlaunchBinary(), "run", "--json", xml}, BaseEnv());
+  ASSERT_TRUE(WaitListed("running")) << run.ErrSoFar();
+  RunResult d = Qlaunch({"start", "--incoming", uri_, xml}, Dest());
+  ASSERT_EQ(d.exit_code, 0) << d.Describe();
+  RunResult m = Qlaunch({"migrate", dom_.name, uri_, "--live", "--json"});
+  ASSERT_EQ(m.exit_code, 0) << m.Describe();
+  RunResult r = run.Wait(milliseconds(30000));
+  EXPECT_EQ(r.exit_code, 6) << r.Describe();
+  EXPECT_NE(r.err.find("\"event\":\"migrated\""), std::string::npos) << r.err;
+  EXPECT_EQ(Listed(Dest()).first, "running");
+  EXPECT_EQ(Listed().first, "");
+  EXPECT_EQ(HugepagesFree(), free_before_ - PagesOf(dom_));
+  EXPECT_EQ(Qlaunch({"destroy", dom_.name}, Dest()).exit_code, 0);
+  EXPECT_EQ(HugepagesFree(), free_before_);
+}
+
+}  // namespace
+}  // namespace qlaunch::testing

@@ -22,15 +22,16 @@ struct Options {
 };
 
 int Run(Options& o) {
-  o.m.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
-  o.m.timeout_abort = o.timeout_action == "abort";
+  o.m.drive.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
+  o.m.drive.timeout_abort = o.timeout_action == "abort";
   const MigrateReport r = MigrateDomain(StateDir(), o.m);
   if (o.json) {
     std::printf("%s\n", ToJson(r).dump().c_str());
   } else {
     std::printf("domain %s migrated to %s%s: %.0f ms in all, downtime %.0f ms, %.1f MiB sent of %.1f MiB\n",
-                r.name.c_str(), r.uri.c_str(), r.timed_out ? " (paused to finish after --timeout)" : "", r.total_ms,
-                r.downtime_ms, r.ram_transferred / 1048576.0, r.ram_total / 1048576.0);
+                r.name.c_str(), r.uri.c_str(), r.drive.timed_out ? " (paused to finish after --timeout)" : "",
+                r.drive.total_ms, r.drive.downtime_ms, r.drive.ram_transferred / 1048576.0,
+                r.drive.ram_total / 1048576.0);
   }
   return 0;
 }
@@ -62,8 +63,8 @@ void AddMigrateCommand(CLI::App& app, CommandAction* action) {
                   "domain runs on here")
       ->check(CLI::IsMember({"suspend", "abort"}))
       ->capture_default_str();
-  sub->add_option("--bandwidth", o->m.bandwidth_mib, "at most this many MiB/s (default: no limit)");
-  sub->add_flag("--progress", o->m.progress, "a progress line on stderr (memory sent / total)");
+  sub->add_option("--bandwidth", o->m.drive.bandwidth_mib, "at most this many MiB/s (default: no limit)");
+  sub->add_flag("--progress", o->m.drive.progress, "a progress line on stderr (memory sent / total)");
   sub->add_flag("--json", o->json,
                 "print {\"name\",\"uri\",\"status\",\"source_state\",\"timed_out\",\"total_time_ms\",\n"
                 "\"setup_time_ms\",\"downtime_ms\",\"ram_transferred_bytes\",\"ram_total_bytes\",\"wall_ms\"}");

@@ -17,28 +17,21 @@
 #include <nlohmann/json.hpp>
 
 #include "launcher/host/state_dir.h"
+#include "launcher/lifecycle/migration_drive.h"
 
 namespace qlaunch::launcher {
 
 struct MigrateOptions {
   std::string name;
   std::string uri;  // tcp:HOST:PORT or unix:PATH (migration_uri.h)
-  std::chrono::milliseconds timeout{0};  // 0: none
-  bool timeout_abort = false;  // on the timeout: cancel (the source runs on), else switch over now (suspend)
-  uint64_t bandwidth_mib = 0;  // MiB/s; 0: as fast as the link goes (QEMU's own default is 32 MiB/s)
-  bool progress = false;       // a progress line on stderr
-  bool ignore_shared = false;  // x-ignore-shared (migrate --local): RAM in shared memory is not sent
-  std::chrono::milliseconds qmp_timeout{5000};
+  DriveOptions drive;
 };
 
 struct MigrateReport {
   std::string name, uri;
   std::string source_state;  // "running" or "paused", before
-  bool timed_out = false;    // the timeout struck and the guest was paused to finish (suspend)
-  // As QEMU's query-migrate reports them at the end.
-  double total_ms = 0, setup_ms = 0, downtime_ms = 0;
-  uint64_t ram_transferred = 0, ram_total = 0;
-  double wall_ms = 0;  // this command, from the session to the source released
+  DriveResult drive;         // QEMU's figures
+  double wall_ms = 0;        // this command, from the session to the source released
 };
 
 // Throws std::invalid_argument (bad URI), NotRunningError / WrongStateError (destroy.h), and

@@ -9,17 +9,13 @@
 //   - a source under `qlaunch run` that migrates away: run exits 6 and the guest runs on the
 //     destination.
 // After each: the free hugepages are what the surviving domain holds, no stray state.
-#include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <random>
-#include <set>
 #include <thread>
 
+#include "support/guest_memory.h"
 #include "support/launch_env.h"
 
 namespace qlaunch::testing {
@@ -78,38 +74,13 @@ class MigrateFailureTest : public LaunchTest {
     return false;
   }
 
-  // Random bytes into every page of the guest, through QEMU's memfds (root may open them).
-  void FillGuestMemory(pid_t qemu) {
-    const fs::path fds = "/proc/" + std::to_string(qemu) + "/fd";
-    std::mt19937_64 rng(42);
-    std::set<ino_t> filled;  // QEMU holds each memfd twice: as inherited and as it opened it
-    for (const auto& e : fs::directory_iterator(fds)) {
-      std::error_code ec;
-      const std::string target = fs::read_symlink(e.path(), ec).string();
-      struct stat st {};
-      if (target.find("memfd:qlaunch:" + dom_.name + ":") == std::string::npos || ::stat(e.path().c_str(), &st) != 0 ||
-          !filled.insert(st.st_ino).second)
-        continue;
-      const int fd = ::open(e.path().c_str(), O_RDWR);
-      ASSERT_GE(fd, 0) << e.path();
-      const size_t size = dom_.cell_mib << 20;
-      void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-      ASSERT_NE(p, MAP_FAILED);
-      auto* words = static_cast<uint64_t*>(p);
-      for (size_t i = 0; i < size / 8; ++i) words[i] = rng();
-      ::munmap(p, size);
-      ::close(fd);
-    }
-    ASSERT_EQ(filled.size(), 2u) << "QEMU's memfds of " << dom_.name;
-  }
-
   // Source started and filled, destination listening on uri_; the source's QEMU pid.
   pid_t StartBoth() {
     const std::string xml = WriteDomain(dom_);
     RunResult s = Qlaunch({"start", "--json", xml});
     EXPECT_EQ(s.exit_code, 0) << s.Describe();
     const pid_t src = nlohmann::json::parse(s.out, nullptr, false).value("pid", 0);
-    FillGuestMemory(src);
+    EXPECT_EQ(FillQemuMemfds(src, dom_.name, 42), 2) << "QEMU's memfds of " << dom_.name;
     RunResult d = Qlaunch({"start", "--incoming", uri_, "--json", xml}, Dest());
     EXPECT_EQ(d.exit_code, 0) << d.Describe();
     EXPECT_EQ(nlohmann::json::parse(d.out, nullptr, false).value("incoming", ""), uri_) << d.out;

@@ -8,6 +8,7 @@
 
 #include "launcher/cli/command.h"
 #include "launcher/host/state_dir.h"
+#include "launcher/lifecycle/local_swap.h"
 #include "launcher/lifecycle/migrate.h"
 
 namespace qlaunch::launcher {
@@ -18,12 +19,35 @@ struct Options {
   MigrateOptions m;
   double timeout_s = 0;
   std::string timeout_action = "suspend";
-  bool live = false, json = false;
+  bool live = false, json = false, local = false;
+  std::string qemu;
 };
+
+int RunLocal(Options& o) {
+  LocalSwapOptions l;
+  l.name = o.m.name;
+  l.qemu = o.qemu;
+  l.drive = o.m.drive;
+  const LocalSwapReport r = SwapQemu(StateDir(), l);
+  if (o.json) {
+    std::printf("%s\n", ToJson(r).dump().c_str());
+  } else {
+    std::printf("domain %s now runs on a new QEMU (pid %d, %s; was pid %d): %.1f MiB handed over by fd, %.1f MiB "
+                "copied, downtime %.0f ms\n",
+                r.name.c_str(), static_cast<int>(r.new_pid), r.emulator.c_str(), static_cast<int>(r.old_pid),
+                r.handed_over_bytes / 1048576.0, r.drive.ram_transferred / 1048576.0, r.drive.downtime_ms);
+  }
+  return 0;
+}
 
 int Run(Options& o) {
   o.m.drive.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
   o.m.drive.timeout_abort = o.timeout_action == "abort";
+  if (o.local != o.m.uri.empty())
+    throw std::invalid_argument(o.local ? "migrate --local takes no URI: the new QEMU runs on this host"
+                                        : "migrate: give the destination's URI, or --local");
+  if (!o.qemu.empty() && !o.local) throw std::invalid_argument("migrate: --qemu goes with --local");
+  if (o.local) return RunLocal(o);
   const MigrateReport r = MigrateDomain(StateDir(), o.m);
   if (o.json) {
     std::printf("%s\n", ToJson(r).dump().c_str());
@@ -52,9 +76,18 @@ void AddMigrateCommand(CLI::App& app, CommandAction* action) {
       "at the same paths (shared storage). If the migration fails, is interrupted (SIGINT/SIGTERM) or\n"
       "--timeout-action abort strikes, it is cancelled and the domain runs on here as before.\n"
       "URI: tcp:HOST:PORT or unix:PATH, as the destination printed it.\n"
-      "Example: qlaunch migrate vm1 tcp:dest.example:49152 --json");
+      "--local [--qemu BINARY]: no other host; a new QEMU (this binary or a newer one) takes over the\n"
+      "running guest on this host and the old one goes. The guest's shared hugetlb memory, qlaunch's\n"
+      "own memfds, is handed to the new QEMU by fd and not copied (x-ignore-shared), so the pause does\n"
+      "not grow with memory. Refused, with nothing changed, for shared memory QEMU made itself, for\n"
+      "devices qlaunch made on the host (taps, sockets, VNC/SPICE ports, UEFI vars) and under `run`.\n"
+      "A newer binary needs a versioned machine type in the XML (e.g. pc-i440fx-7.2), as QEMU does.\n"
+      "Examples: qlaunch migrate vm1 tcp:dest.example:49152 --json\n"
+      "          qlaunch migrate vm1 --local --qemu /opt/qemu-8.2/bin/qemu-system-x86_64");
   sub->add_option("NAME", o->m.name, "the domain's <name>")->required();
-  sub->add_option("URI", o->m.uri, "where the destination listens: tcp:HOST:PORT or unix:PATH")->required();
+  sub->add_option("URI", o->m.uri, "where the destination listens: tcp:HOST:PORT or unix:PATH");
+  sub->add_flag("--local", o->local, "replace the domain's QEMU on this host without copying shared memory");
+  sub->add_option("--qemu", o->qemu, "with --local: the new QEMU binary (default: the one it runs now)");
   sub->add_flag("--live", o->live, "accepted as virsh users type it: qlaunch always migrates live");
   sub->add_option("--timeout", o->timeout_s,
                   "seconds after which --timeout-action is taken if the migration has not finished");

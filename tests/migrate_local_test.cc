@@ -1,0 +1,145 @@
+// `qlaunch migrate NAME --local` on QEMU 7.2 under TCG (issue 18): a new QEMU takes over a running
+// domain on this host, the guest's shared hugetlb memory handed over by fd (x-ignore-shared), not
+// copied. The guest has no OS; its memory is filled with random bytes through its memfds, so a
+// copy of it would show in QEMU's figures and its digest proves nothing was lost.
+//   - the swap of a paused domain: a new pid, unprivileged, in the domain's cgroup, the same memory
+//     bytes, no page taken from the pool, almost nothing sent, still paused, then resumed; a second
+//     swap, of the running domain; destroy then leaves nothing;
+//   - refusals with the domain untouched: shared memory QEMU made itself (--prealloc qemu), a
+//     domain under `qlaunch run`, a URI given with --local.
+#include <thread>
+
+#include "support/guest_memory.h"
+#include "support/launch_env.h"
+#include "support/slurp.h"
+
+namespace qlaunch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+class MigrateLocalTest : public LaunchTest {
+ protected:
+  void SetUp() override {
+    LaunchTest::SetUp();
+    if (std::string why = CheckQemuVersion(kQemu72, "7.2"); !why.empty()) GTEST_SKIP() << why;
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (hugepage pool, QEMU's user)";
+    if (DefaultHugepageBytes() != (2u << 20)) GTEST_SKIP() << "default hugepages are not 2 MiB";
+    dom_.name = "qlaunch-swap";
+    dom_.cells = 2;
+    dom_.cell_mib = 64;
+    pool_.emplace(HugepagePool::AtLeast(dom_.Bytes() / (2u << 20) + 8));
+    ASSERT_TRUE(pool_->ok()) << pool_->error();
+    free_before_ = HugepagesFree();
+  }
+
+  void TearDown() override {
+    Qlaunch({"destroy", dom_.name});
+    LaunchTest::TearDown();
+  }
+
+  pid_t Start(const std::vector<std::string>& flags = {}) {
+    std::vector<std::string> args = {"start", "--json"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.push_back(WriteDomain(dom_));
+    RunResult s = Qlaunch(args);
+    EXPECT_EQ(s.exit_code, 0) << s.Describe();
+    return nlohmann::json::parse(s.out, nullptr, false).value("pid", 0);
+  }
+
+  std::string Status() {
+    RunResult r = Qlaunch({"qemu-monitor-command", dom_.name, R"({"execute":"query-status"})"});
+    const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    if (!j.is_object() || !j.contains("return")) return "(" + r.Describe() + ")";
+    return j["return"].value("status", "");
+  }
+
+  SmallDomain dom_;
+  std::optional<HugepagePool> pool_;
+  uint64_t free_before_ = 0;
+};
+
+// Paused, so that the guest (SeaBIOS under TCG) changes none of its memory while the digests are
+// taken; it then stays paused through the swap (the run state travels with the stream) and runs
+// when resumed. The second swap is of the running domain.
+TEST_F(MigrateLocalTest, ANewQemuTakesOverWithTheSameMemoryAndNoCopy) {
+  const pid_t old_pid = Start();
+  ASSERT_EQ(Qlaunch({"suspend", dom_.name}).exit_code, 0);
+  ASSERT_EQ(FillQemuMemfds(old_pid, dom_.name, 7), 2);
+  const std::string digest = DigestQemuMemfds(old_pid, dom_.name);
+  const uint64_t pages = dom_.Bytes() / (2u << 20);
+  ASSERT_EQ(HugepagesFree(), free_before_ - pages);
+
+  RunResult m = Qlaunch({"migrate", dom_.name, "--local", "--json"});
+  ASSERT_EQ(m.exit_code, 0) << m.Describe();
+  const nlohmann::json j = nlohmann::json::parse(m.out, nullptr, false);
+  const pid_t new_pid = j.value("new_pid", 0);
+  EXPECT_EQ(j.value("old_pid", 0), old_pid);
+  EXPECT_NE(new_pid, old_pid);
+  EXPECT_EQ(j.value("handed_over_bytes", uint64_t{0}), dom_.Bytes());
+  // 128 MiB of random bytes would be 128 MiB on the wire; device state is well under 1 MiB.
+  EXPECT_LT(j.value("ram_transferred_bytes", uint64_t{1} << 40), uint64_t{1} << 20) << m.out;
+  EXPECT_GE(j.value("downtime_ms", -1.0), 0.0);
+
+  EXPECT_TRUE(PidGone(old_pid));
+  EXPECT_EQ(Status(), "paused");
+  EXPECT_EQ(Slurp(DomainStateDir(dom_.name) / "pid"), std::to_string(new_pid) + "\n");
+  EXPECT_EQ(DigestQemuMemfds(new_pid, dom_.name), digest);
+  EXPECT_EQ(HugepagesFree(), free_before_ - pages);  // the same pages, none more
+  ExpectUnprivileged(new_pid);
+  // The domain's cgroup (its path ends in "/<name>"; /proc/PID/cgroup's v2 line in "::/.../<name>").
+  std::string cgroup = Slurp(DomainStateDir(dom_.name) / "cgroup");
+  if (!cgroup.empty()) {
+    cgroup.pop_back();
+    const std::string leaf = cgroup.substr(cgroup.rfind('/'));
+    EXPECT_NE(Slurp("/proc/" + std::to_string(new_pid) + "/cgroup").find(leaf + "\n"), std::string::npos)
+        << "new QEMU not in " << cgroup;
+  }
+  ASSERT_EQ(Qlaunch({"resume", dom_.name}).exit_code, 0);
+  EXPECT_EQ(Status(), "running");
+
+  // Again, running, from the swapped QEMU: the memfds it got are qlaunch's as much as the first.
+  RunResult again = Qlaunch({"migrate", dom_.name, "--local", "--json"});
+  ASSERT_EQ(again.exit_code, 0) << again.Describe();
+  const pid_t third = nlohmann::json::parse(again.out, nullptr, false).value("new_pid", 0);
+  EXPECT_EQ(Status(), "running");
+  EXPECT_EQ(HugepagesFree(), free_before_ - pages);
+
+  EXPECT_EQ(Qlaunch({"destroy", dom_.name}).exit_code, 0);
+  ExpectHostClean(dom_.name, third, free_before_);
+  EXPECT_TRUE(PidGone(new_pid));
+}
+
+TEST_F(MigrateLocalTest, RefusedWithTheDomainUntouched) {
+  // Shared memory QEMU made and filled itself: nothing qlaunch could hand over.
+  const pid_t pid = Start({"--prealloc", "qemu"});
+  RunResult m = Qlaunch({"migrate", dom_.name, "--local"});
+  EXPECT_EQ(m.exit_code, 1) << m.Describe();
+  EXPECT_NE(m.err.find("shared memory backend ram-node0 that is not one of qlaunch's memfds"), std::string::npos)
+      << m.err;
+  EXPECT_NE(m.err.find("the domain runs on as it is"), std::string::npos) << m.err;
+  EXPECT_EQ(Status(), "running");
+  EXPECT_EQ(Slurp(DomainStateDir(dom_.name) / "pid"), std::to_string(pid) + "\n");
+  EXPECT_FALSE(fs::exists(DomainStateDir(dom_.name) / "qmp-swap.sock"));
+  EXPECT_EQ(LivePidsWithCmdline("guest=" + dom_.name).size(), 1u);
+
+  RunResult uri = Qlaunch({"migrate", dom_.name, "unix:/tmp/x.sock", "--local"});
+  EXPECT_EQ(uri.exit_code, 1);
+  EXPECT_NE(uri.err.find("--local takes no URI"), std::string::npos) << uri.err;
+  EXPECT_EQ(Qlaunch({"destroy", dom_.name}).exit_code, 0);
+  ExpectHostClean(dom_.name, pid, free_before_);
+
+  // Under `qlaunch run`: its supervisor watches the QEMU that would go.
+  RunningProcess run({QlaunchBinary(), "run", WriteDomain(dom_)}, BaseEnv());
+  for (int i = 0; i < 300 && Status() != "running"; ++i) std::this_thread::sleep_for(milliseconds(100));
+  RunResult supervised = Qlaunch({"migrate", dom_.name, "--local"});
+  EXPECT_EQ(supervised.exit_code, 1);
+  EXPECT_NE(supervised.err.find("runs under `qlaunch run`"), std::string::npos) << supervised.err;
+  EXPECT_EQ(Status(), "running");
+  EXPECT_EQ(Qlaunch({"destroy", dom_.name}).exit_code, 0);
+  run.Wait(milliseconds(30000));
+}
+
+}  // namespace
+}  // namespace qlaunch::testing

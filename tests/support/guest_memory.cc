@@ -1,0 +1,75 @@
+#include "support/guest_memory.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+
+namespace qlaunch::testing {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Calls fn(backend id, mapping, size) once per memfd of the domain that QEMU `pid` holds.
+void ForEachMemfd(pid_t pid, const std::string& domain, int prot,
+                  const std::function<void(const std::string&, void*, size_t)>& fn) {
+  const std::string prefix = "/memfd:qlaunch:" + domain + ":";
+  std::map<std::string, fs::path> by_id;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+    std::error_code link_ec;
+    std::string target = fs::read_symlink(e.path(), link_ec).string();
+    if (target.rfind(prefix, 0) != 0) continue;
+    target = target.substr(prefix.size());
+    if (const size_t d = target.find(" (deleted)"); d != std::string::npos) target.resize(d);
+    by_id.emplace(target, e.path());
+  }
+  for (const auto& [id, path] : by_id) {
+    const int fd = ::open(path.c_str(), prot & PROT_WRITE ? O_RDWR : O_RDONLY);
+    if (fd < 0) continue;
+    struct stat st {};
+    ::fstat(fd, &st);
+    const size_t size = static_cast<size_t>(st.st_size);
+    void* p = ::mmap(nullptr, size, prot, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (p == MAP_FAILED) continue;
+    fn(id, p, size);
+    ::munmap(p, size);
+  }
+}
+
+}  // namespace
+
+int FillQemuMemfds(pid_t pid, const std::string& domain, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  int n = 0;
+  ForEachMemfd(pid, domain, PROT_READ | PROT_WRITE, [&](const std::string&, void* p, size_t size) {
+    auto* words = static_cast<uint64_t*>(p);
+    for (size_t i = 0; i < size / 8; ++i) words[i] = rng();
+    ++n;
+  });
+  return n;
+}
+
+std::string DigestQemuMemfds(pid_t pid, const std::string& domain) {
+  std::string out;
+  ForEachMemfd(pid, domain, PROT_READ, [&](const std::string& id, void* p, size_t size) {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over 64-bit words
+    const auto* words = static_cast<const uint64_t*>(p);
+    for (size_t i = 0; i < size / 8; ++i) h = (h ^ words[i]) * 1099511628211ull;
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    out += (out.empty() ? "" : " ") + id + "=" + hex;
+  });
+  return out;
+}
+
+}  // namespace qlaunch::testing

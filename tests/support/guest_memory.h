@@ -1,0 +1,22 @@
+// A guest's memory seen from the host, through the shared memfds qlaunch made for it and QEMU holds
+// ("memfd:qlaunch:<domain>:<backend id>"): root opens them again through /proc/<QEMU pid>/fd and
+// maps them (hugetlb memfds take no write(2)). For migration tests: memory that is not all zero
+// pages, and a digest to compare before and after.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+namespace qlaunch::testing {
+
+// Fills every page of each of the domain's memfds in QEMU `pid` with pseudo-random bytes from
+// `seed`; returns how many memfds it filled (each counted once, though QEMU holds each twice).
+int FillQemuMemfds(pid_t pid, const std::string& domain, uint64_t seed);
+
+// A digest of the bytes of the domain's memfds in QEMU `pid`, by backend id in order
+// ("ram-node0=<hex> ram-node1=<hex>"); "" when it holds none.
+std::string DigestQemuMemfds(pid_t pid, const std::string& domain);
+
+}  // namespace qlaunch::testing

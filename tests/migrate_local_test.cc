@@ -5,6 +5,7 @@
 //   - the swap of a paused domain: a new pid, unprivileged, in the domain's cgroup, the same memory
 //     bytes, no page taken from the pool, almost nothing sent, still paused, then resumed; a second
 //     swap, of the running domain; destroy then leaves nothing;
+//   - QEMU 5.2 replaced by 7.2 under a running domain (an upgrade), memory handed over alike;
 //   - refusals with the domain untouched: shared memory QEMU made itself (--prealloc qemu), a
 //     domain under `qlaunch run`, a URI given with --local.
 #include <thread>
@@ -109,6 +110,32 @@ TEST_F(MigrateLocalTest, ANewQemuTakesOverWithTheSameMemoryAndNoCopy) {
   EXPECT_EQ(Qlaunch({"destroy", dom_.name}).exit_code, 0);
   ExpectHostClean(dom_.name, third, free_before_);
   EXPECT_TRUE(PidGone(new_pid));
+}
+
+// A QEMU upgrade under the guest: started on QEMU 5.2 (machine pc-i440fx-5.2, which 7.2 still
+// provides), swapped to 7.2 with its memory handed over.
+TEST_F(MigrateLocalTest, AnOlderQemuIsReplacedByANewerOne) {
+  if (std::string why = CheckQemuVersion(kQemu52, "5.2"); !why.empty()) GTEST_SKIP() << why;
+  dom_.emulator = kQemu52;
+  dom_.machine = "pc-i440fx-5.2";
+  const pid_t old_pid = Start();
+  ASSERT_EQ(Qlaunch({"suspend", dom_.name}).exit_code, 0);
+  ASSERT_EQ(FillQemuMemfds(old_pid, dom_.name, 11), 2);
+  const std::string digest = DigestQemuMemfds(old_pid, dom_.name);
+  RunResult m = Qlaunch({"migrate", dom_.name, "--local", "--qemu", kQemu72, "--json"});
+  ASSERT_EQ(m.exit_code, 0) << m.Describe();
+  const pid_t new_pid = nlohmann::json::parse(m.out, nullptr, false).value("new_pid", 0);
+  EXPECT_LT(nlohmann::json::parse(m.out, nullptr, false).value("ram_transferred_bytes", uint64_t{1} << 40),
+            uint64_t{1} << 20);
+  EXPECT_EQ(fs::read_symlink("/proc/" + std::to_string(new_pid) + "/exe").string(), kQemu72);
+  EXPECT_EQ(DigestQemuMemfds(new_pid, dom_.name), digest);
+  RunResult v = Qlaunch({"qemu-monitor-command", dom_.name, R"({"execute":"query-version"})"});
+  EXPECT_NE(v.out.find(R"("major":7)"), std::string::npos) << v.out;
+  ASSERT_EQ(Qlaunch({"resume", dom_.name}).exit_code, 0);
+  EXPECT_EQ(Status(), "running");
+  EXPECT_EQ(Qlaunch({"destroy", dom_.name}).exit_code, 0);
+  ExpectHostClean(dom_.name, new_pid, free_before_);
+  EXPECT_TRUE(PidGone(old_pid));
 }
 
 TEST_F(MigrateLocalTest, RefusedWithTheDomainUntouched) {

@@ -10,6 +10,7 @@
 //     destination.
 // After each: the free hugepages are what the surviving domain holds, no stray state.
 #include <pwd.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -175,6 +176,28 @@ TEST_F(MigrateFailureTest, ASourceUnderRunExitsSixWhenItsDomainMigratedAway) {
   EXPECT_EQ(Listed().first, "");
   EXPECT_EQ(HugepagesFree(), free_before_ - PagesOf(dom_));
   EXPECT_EQ(Qlaunch({"destroy", dom_.name}, Dest()).exit_code, 0);
+  EXPECT_EQ(HugepagesFree(), free_before_);
+}
+
+// The destination under `qlaunch run --incoming`: the guest arrives and run goes on supervising it
+// (a completed migration there is no reason to leave); destroyed by someone else, it exits 5.
+TEST_F(MigrateFailureTest, ADestinationUnderRunSupervisesTheGuestThatArrived) {
+  const std::string xml = WriteDomain(dom_);
+  RunResult s = Qlaunch({"start", xml});
+  ASSERT_EQ(s.exit_code, 0) << s.Describe();
+  Env env = BaseEnv();
+  env["QLAUNCH_STATE_DIR"] = (tmp() / "dest").string();
+  RunningProcess run({QlaunchBinary(), "run", "--json", "--incoming", uri_, xml}, env);
+  ASSERT_TRUE(WaitListed("incoming", Dest())) << run.ErrSoFar();
+  RunResult m = Qlaunch({"migrate", dom_.name, uri_, "--json"});
+  ASSERT_EQ(m.exit_code, 0) << m.Describe();
+  EXPECT_TRUE(WaitListed("running", Dest()));
+  std::this_thread::sleep_for(milliseconds(1000));
+  EXPECT_EQ(::waitpid(run.pid(), nullptr, WNOHANG), 0) << "run ended after the guest arrived: " << run.ErrSoFar();
+  EXPECT_EQ(Qlaunch({"destroy", dom_.name}, Dest()).exit_code, 0);
+  RunResult r = run.Wait(milliseconds(30000));
+  EXPECT_EQ(r.exit_code, 5) << r.Describe();
+  EXPECT_NE(r.err.find("\"status\":\"completed\""), std::string::npos) << r.err;
   EXPECT_EQ(HugepagesFree(), free_before_);
 }
 

@@ -80,7 +80,14 @@ class Supervisor {
     if (name == "MIGRATION") {  // only with the "events" capability, which `qlaunch migrate` sets
       const std::string status = data.value("status", "");
       if (status == "completed" || status == "failed" || status == "cancelled") Log("migration", status, data);
-      migrated_ = status == "completed";
+      // Completed on both ends; only a source is left in postmigrate (a destination runs on).
+      if (status == "completed") {
+        try {
+          migrated_ = qmp_->Execute("query-status", nullptr, kQmpTimeout).value("status", "") == "postmigrate";
+        } catch (const qemu::QmpError&) {
+          migrated_ = true;  // gone at once: `migrate` quit the source
+        }
+      }
       return std::nullopt;
     }
     if (name == "GUEST_PANICKED") return Act(lc_.on_crash, "on_crash", kRunCrashed, "the guest crashed");

@@ -103,6 +103,7 @@ MigrateReport MigrateDomain(const StateDir& state, const MigrateOptions& o) {
     if (why_cancelled.empty() && info.contains("error-desc")) msg += ": " + info["error-desc"].get<std::string>();
     throw std::runtime_error(msg + "; the domain stays here (" + (now.empty() ? "unknown" : now) + ")");
   }
+  if (o.completed) *o.completed = true;
   // QEMU says completed a moment before it books the times (migration_calculate_complete).
   for (int i = 0; i < 50 && info.value("total-time", 0.0) == 0.0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -124,7 +125,7 @@ MigrateReport MigrateDomain(const StateDir& state, const MigrateOptions& o) {
 }
 
 json ToJson(const MigrateReport& r) {
-  return json{{"name", r.name},
+  json j{{"name", r.name},
               {"uri", r.uri},
               {"status", "completed"},
               {"source_state", r.source_state},
@@ -135,6 +136,8 @@ json ToJson(const MigrateReport& r) {
               {"ram_transferred_bytes", r.ram_transferred},
               {"ram_total_bytes", r.ram_total},
               {"wall_ms", r.wall_ms}};
+  if (!r.destination.is_null()) j["destination"] = r.destination;
+  return j;
 }
 
 }  // namespace qlaunch::launcher

@@ -29,6 +29,9 @@ struct MigrateOptions {
   bool progress = false;       // a progress line on stderr
   bool ignore_shared = false;  // x-ignore-shared (migrate --local): RAM in shared memory is not sent
   std::chrono::milliseconds qmp_timeout{5000};
+  // Set true once QEMU says completed: the guest runs on the destination from then on, even if
+  // releasing the source fails afterwards (migrate_ssh.h tears a destination down only before).
+  bool* completed = nullptr;
 };
 
 struct MigrateReport {
@@ -39,6 +42,7 @@ struct MigrateReport {
   double total_ms = 0, setup_ms = 0, downtime_ms = 0;
   uint64_t ram_transferred = 0, ram_total = 0;
   double wall_ms = 0;  // this command, from the session to the source released
+  nlohmann::json destination;  // ssh:// only (migrate_ssh.h): how the destination was prepared
 };
 
 // Throws std::invalid_argument (bad URI), NotRunningError / WrongStateError (destroy.h), and
@@ -46,7 +50,7 @@ struct MigrateReport {
 MigrateReport MigrateDomain(const StateDir& state, const MigrateOptions& opts);
 
 // {"name","uri","status":"completed","source_state","timed_out","total_time_ms","setup_time_ms",
-//  "downtime_ms","ram_transferred_bytes","ram_total_bytes","wall_ms"}
+//  "downtime_ms","ram_transferred_bytes","ram_total_bytes","wall_ms"[,"destination"]}
 nlohmann::json ToJson(const MigrateReport& r);
 
 }  // namespace qlaunch::launcher

@@ -7,7 +7,7 @@
 
 #include "launcher/cli/command.h"
 #include "launcher/lifecycle/inputs.h"
-#include "launcher/cli/shell_quote.h"
+#include "common/shell_quote.h"
 #include "qemu_cmd/planner.h"
 
 namespace qlaunch::launcher {

@@ -1,5 +1,6 @@
 // qlaunch migrate: move a running domain to a destination `qlaunch start --incoming` prepared, as
-// `virsh migrate --live` does (launcher/lifecycle/migrate.h).
+// `virsh migrate --live` does (launcher/lifecycle/migrate.h), or to one it prepares over ssh
+// (ssh://, launcher/lifecycle/migrate_ssh.h).
 #include <cstdio>
 #include <memory>
 
@@ -10,6 +11,7 @@
 #include "launcher/host/state_dir.h"
 #include "launcher/lifecycle/local_swap.h"
 #include "launcher/lifecycle/migrate.h"
+#include "launcher/lifecycle/migrate_ssh.h"
 
 namespace qlaunch::launcher {
 
@@ -17,6 +19,7 @@ namespace {
 
 struct Options {
   MigrateOptions m;
+  SshMigrateOptions ssh;
   double timeout_s = 0;
   std::string timeout_action = "suspend";
   bool live = false, json = false, local = false;
@@ -48,7 +51,8 @@ int Run(Options& o) {
                                         : "migrate: give the destination's URI, or --local");
   if (!o.qemu.empty() && !o.local) throw std::invalid_argument("migrate: --qemu goes with --local");
   if (o.local) return RunLocal(o);
-  const MigrateReport r = MigrateDomain(StateDir(), o.m);
+  const MigrateReport r =
+      o.m.uri.rfind("ssh://", 0) == 0 ? MigrateOverSsh(StateDir(), o.m, o.ssh) : MigrateDomain(StateDir(), o.m);
   if (o.json) {
     std::printf("%s\n", ToJson(r).dump().c_str());
   } else {
@@ -75,7 +79,14 @@ void AddMigrateCommand(CLI::App& app, CommandAction* action) {
       "taps, labels, cgroup and hugepages are released. Disks are not copied: both ends must see them\n"
       "at the same paths (shared storage). If the migration fails, is interrupted (SIGINT/SIGTERM) or\n"
       "--timeout-action abort strikes, it is cancelled and the domain runs on here as before.\n"
-      "URI: tcp:HOST:PORT or unix:PATH, as the destination printed it.\n"
+      "URI: tcp:HOST:PORT or unix:PATH, as the destination printed it; or ssh://[USER@]HOST[:PORT],\n"
+      "as `virsh migrate --p2p qemu+ssh://`: qlaunch prepares the destination itself, running\n"
+      "`ssh [-p PORT] [-l USER] -o BatchMode=yes HOST '<remote-qlaunch> start --incoming tcp:0.0.0.0:0\n"
+      "--json -'` with the live XML on its stdin, then migrates to tcp:HOST:PORT (the port it printed;\n"
+      "--migrate-host for another address). ssh must log in without a prompt (keys, an agent). If ssh\n"
+      "or the remote start fails, the error carries the remote's message and nothing was started; if\n"
+      "the migration then does not complete, the destination is destroyed over ssh\n"
+      "(`<remote-qlaunch> destroy NAME`) and the domain runs on here.\n"
       "--local [--qemu BINARY]: no other host; a new QEMU (this binary or a newer one) takes over the\n"
       "running guest on this host and the old one goes. The guest's shared hugetlb memory, qlaunch's\n"
       "own memfds, is handed to the new QEMU by fd and not copied (x-ignore-shared), so the pause does\n"
@@ -83,11 +94,12 @@ void AddMigrateCommand(CLI::App& app, CommandAction* action) {
       "devices qlaunch made on the host (taps, sockets, VNC/SPICE ports, UEFI vars) and under `run`.\n"
       "A newer binary needs a versioned machine type in the XML (e.g. pc-i440fx-7.2), as QEMU does.\n"
       "Examples: qlaunch migrate vm1 tcp:dest.example:49152 --json\n"
+      "          qlaunch migrate vm1 ssh://root@dest.example --ssh-identity ~/.ssh/migrate --progress\n"
       "          qlaunch migrate vm1 --local --qemu /opt/qemu-8.2/bin/qemu-system-x86_64");
   sub->add_option("NAME", o->m.name, "the domain's <name>")->required();
-  sub->add_option("URI", o->m.uri, "where the destination listens: tcp:HOST:PORT or unix:PATH");
-  sub->add_flag("--local", o->local, "replace the domain's QEMU on this host without copying shared memory");
-  sub->add_option("--qemu", o->qemu, "with --local: the new QEMU binary (default: the one it runs now)");
+  sub->add_option("URI", o->m.uri, "where the destination listens: tcp:HOST:PORT or unix:PATH; or the host to prepare\n"
+                  "it on: ssh://[USER@]HOST[:PORT]")
+      ->required();
   sub->add_flag("--live", o->live, "accepted as virsh users type it: qlaunch always migrates live");
   sub->add_option("--timeout", o->timeout_s,
                   "seconds after which --timeout-action is taken if the migration has not finished");
@@ -98,9 +110,21 @@ void AddMigrateCommand(CLI::App& app, CommandAction* action) {
       ->capture_default_str();
   sub->add_option("--bandwidth", o->m.drive.bandwidth_mib, "at most this many MiB/s (default: no limit)");
   sub->add_flag("--progress", o->m.drive.progress, "a progress line on stderr (memory sent / total)");
+  sub->add_option("--remote-qlaunch", o->ssh.remote_qlaunch,
+                  "ssh:// only: the command line that runs qlaunch on the destination (a shell command,\n"
+                  "e.g. \"env QLAUNCH_STATE_DIR=/srv/qlaunch /opt/qlaunch/bin/qlaunch\")")
+      ->capture_default_str();
+  sub->add_option("--ssh-option", o->ssh.ssh_options, "ssh:// only: passed to ssh as -o OPT (repeatable)")
+      ->allow_extra_args(false);
+  sub->add_option("--ssh-identity", o->ssh.identity, "ssh:// only: ssh's -i FILE");
+  sub->add_option("--migrate-host", o->ssh.migrate_host,
+                  "ssh:// only: the address QEMU connects to (default: the ssh URI's host), e.g. when ssh\n"
+                  "goes through an alias or a jump host");
   sub->add_flag("--json", o->json,
                 "print {\"name\",\"uri\",\"status\",\"source_state\",\"timed_out\",\"total_time_ms\",\n"
-                "\"setup_time_ms\",\"downtime_ms\",\"ram_transferred_bytes\",\"ram_total_bytes\",\"wall_ms\"}");
+                "\"setup_time_ms\",\"downtime_ms\",\"ram_transferred_bytes\",\"ram_total_bytes\",\"wall_ms\"};\n"
+                "ssh:// adds \"destination\":{\"ssh\",\"incoming\" (where it listened),\"uri\" (what QEMU\n"
+                "connected to),\"pid\",\"start_ms\" (the remote start over ssh),\"timings_ms\" (its phases)}");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }
 

@@ -68,7 +68,9 @@ void AddRunCommand(CLI::App& app, CommandAction* action) {
       "Everything is released however it ends. With --incoming the domain is the destination of a\n"
       "migration (as for start), supervised from then on; a migration that fails there ends with 5.\n"
       "Example: qlaunch run --shutdown-timeout 60 --pidfile /run/vm1.pid vm1.xml");
-  sub->add_option("DOMAIN.xml", o->start.domain_xml, "libvirt domain XML")->required()->check(CLI::ExistingFile);
+  sub->add_option("DOMAIN.xml", o->start.domain_xml, "libvirt domain XML; - reads it from stdin")
+      ->required()
+      ->check(CLI::ExistingFile | CLI::IsMember({"-"}));
   sub->add_option("--qemu", o->start.qemu, "QEMU binary (as for start)");
   sub->add_option("--prealloc", o->prealloc, "auto|qemu|launcher (as for start)")
       ->check(CLI::IsMember({"auto", "qemu", "launcher"}))

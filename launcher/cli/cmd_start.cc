@@ -54,7 +54,9 @@ void AddStartCommand(CLI::App& app, CommandAction* action) {
       "with --run-early, while the guest runs and its memory is still being filled).\n"
       "Examples: qlaunch start --json examples/two-cells-hugepages.xml\n"
       "          qlaunch start --run-early --progress examples/two-cells-hugepages.xml");
-  sub->add_option("DOMAIN.xml", o->start.domain_xml, "libvirt domain XML")->required()->check(CLI::ExistingFile);
+  sub->add_option("DOMAIN.xml", o->start.domain_xml, "libvirt domain XML; - reads it from stdin")
+      ->required()
+      ->check(CLI::ExistingFile | CLI::IsMember({"-"}));
   sub->add_option("--qemu", o->start.qemu,
                   "QEMU binary (default: the domain's <emulator>, else /usr/bin/qemu-system-x86_64)");
   sub->add_option("--prealloc", o->prealloc,

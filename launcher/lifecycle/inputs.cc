@@ -13,15 +13,28 @@
 
 namespace qlaunch::launcher {
 
-domain::DomainDef LoadDomain(const std::string& path, bool strict) {
-  domain::ParseOptions opts;
-  opts.strict = strict;
-  domain::DomainDef def = domain::ParseDomainFile(path, opts);
+namespace {
+
+domain::DomainDef Validated(domain::DomainDef def) {
   for (const auto& w : def.warnings) std::fprintf(stderr, "%s\n", w.ToString().c_str());
   auto problems = domain::ValidateDomain(def);
   if (HasErrors(problems)) throw DiagnosticError(std::move(problems));
   for (const auto& w : problems) std::fprintf(stderr, "%s\n", w.ToString().c_str());
   return def;
+}
+
+}  // namespace
+
+domain::DomainDef LoadDomain(const std::string& path, bool strict) {
+  domain::ParseOptions opts;
+  opts.strict = strict;
+  return Validated(domain::ParseDomainFile(path, opts));
+}
+
+domain::DomainDef LoadDomainText(const std::string& xml, const std::string& source, bool strict) {
+  domain::ParseOptions opts;
+  opts.strict = strict;
+  return Validated(domain::ParseDomainXml(xml, source, opts));
 }
 
 numa::HostTopology LoadHost(const std::string& sysfs) {

@@ -19,6 +19,8 @@ inline constexpr const char* kDefaultEmulator = "/usr/bin/qemu-system-x86_64";
 // Parses and validates; warnings are printed on stderr, errors thrown as one DiagnosticError
 // listing them all.
 domain::DomainDef LoadDomain(const std::string& path, bool strict = false);
+// The same for XML already read (`start -`: from stdin); diagnostics name `source` ("<stdin>").
+domain::DomainDef LoadDomainText(const std::string& xml, const std::string& source, bool strict = false);
 
 // Reads the host from `sysfs` ("" = the real /sys).
 numa::HostTopology LoadHost(const std::string& sysfs);

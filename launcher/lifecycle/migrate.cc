@@ -35,6 +35,7 @@ MigrateReport MigrateDomain(const StateDir& state, const MigrateOptions& o) {
   std::optional<MigratingMark> mark(std::in_place, state.DomainDir(o.name));
 
   r.drive = DriveMigration(qmp, o.name, r.uri, o.drive, interrupt);
+  if (o.completed) *o.completed = true;
   // The guest runs on the destination now; this QEMU (postmigrate) and all it holds go.
   s.qmp.reset();
   DestroyDomain(state, o.name);
@@ -44,7 +45,7 @@ MigrateReport MigrateDomain(const StateDir& state, const MigrateOptions& o) {
 }
 
 json ToJson(const MigrateReport& r) {
-  return json{{"name", r.name},
+  json j{{"name", r.name},
               {"uri", r.uri},
               {"status", "completed"},
               {"source_state", r.source_state},
@@ -55,6 +56,8 @@ json ToJson(const MigrateReport& r) {
               {"ram_transferred_bytes", r.drive.ram_transferred},
               {"ram_total_bytes", r.drive.ram_total},
               {"wall_ms", r.wall_ms}};
+  if (!r.destination.is_null()) j["destination"] = r.destination;
+  return j;
 }
 
 }  // namespace qlaunch::launcher

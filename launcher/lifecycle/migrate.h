@@ -25,6 +25,9 @@ struct MigrateOptions {
   std::string name;
   std::string uri;  // tcp:HOST:PORT or unix:PATH (migration_uri.h)
   DriveOptions drive;
+  // Set true once QEMU says completed: the guest runs on the destination from then on, even if
+  // releasing the source fails afterwards (migrate_ssh.h tears a destination down only before).
+  bool* completed = nullptr;
 };
 
 struct MigrateReport {
@@ -32,6 +35,7 @@ struct MigrateReport {
   std::string source_state;  // "running" or "paused", before
   DriveResult drive;         // QEMU's figures
   double wall_ms = 0;        // this command, from the session to the source released
+  nlohmann::json destination;  // ssh:// only (migrate_ssh.h): how the destination was prepared
 };
 
 // Throws std::invalid_argument (bad URI), NotRunningError / WrongStateError (destroy.h), and
@@ -39,7 +43,7 @@ struct MigrateReport {
 MigrateReport MigrateDomain(const StateDir& state, const MigrateOptions& opts);
 
 // {"name","uri","status":"completed","source_state","timed_out","total_time_ms","setup_time_ms",
-//  "downtime_ms","ram_transferred_bytes","ram_total_bytes","wall_ms"}
+//  "downtime_ms","ram_transferred_bytes","ram_total_bytes","wall_ms"[,"destination"]}
 nlohmann::json ToJson(const MigrateReport& r);
 
 }  // namespace qlaunch::launcher

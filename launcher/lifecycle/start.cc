@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -79,6 +80,15 @@ std::string ReadWholeFile(const std::string& path) {
   return ss.str();
 }
 
+// DOMAIN.xml "-": the XML from stdin (as `migrate ssh://` sends it), read once; "" otherwise.
+std::string ReadStdinIfDash(const std::string& domain_xml) {
+  if (domain_xml != "-") return "";
+  std::ostringstream ss;
+  ss << std::cin.rdbuf();
+  if (ss.str().empty()) throw std::runtime_error("<stdin>: no domain XML on standard input");
+  return ss.str();
+}
+
 }  // namespace
 
 StartReport StartDomain(const StartOptions& opts) {
@@ -97,7 +107,9 @@ StartReport StartDomain(const StartOptions& opts) {
   }
 
   // --- inputs: nothing on the host changes until pre-flight has passed ---------------------
-  domain::DomainDef def = LoadDomain(opts.domain_xml);
+  const std::string stdin_xml = ReadStdinIfDash(opts.domain_xml);
+  domain::DomainDef def =
+      opts.domain_xml == "-" ? LoadDomainText(stdin_xml, "<stdin>") : LoadDomain(opts.domain_xml);
   report.name = def.name;
   report.lifecycle = def.lifecycle;
   CheckDomainName(def.name);
@@ -182,7 +194,7 @@ StartReport StartDomain(const StartOptions& opts) {
   state.WithLock([&] { RelabelForQemu(LabelTargets(def), qemu_user, dir); });
   std::optional<DomainCgroup> cgroup = DomainCgroup::Create(def.name, PlanCgroupCpuset(def, plan), &report.notes);
   if (cgroup) claim->WriteFile("cgroup", cgroup->dir().string() + "\n");
-  claim->WriteFile("domain.xml", ReadWholeFile(opts.domain_xml));
+  claim->WriteFile("domain.xml", opts.domain_xml == "-" ? stdin_xml : ReadWholeFile(opts.domain_xml));
   claim->WriteFile("plan.json", qemu::ToJson(plan).dump(2) + "\n");
   MakeMemPathDirs(plan, host, popts.memory_backing_dir, qemu_user, &*claim);
   device_host.Create();

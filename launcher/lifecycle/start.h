@@ -30,7 +30,7 @@ namespace qlaunch::launcher {
 std::chrono::milliseconds QmpTimeoutFromEnv();
 
 struct StartOptions {
-  std::string domain_xml;
+  std::string domain_xml;  // a path, or "-": the XML on stdin (diagnostics name "<stdin>")
   std::string qemu;   // --qemu; "" = the domain's <emulator>, else /usr/bin/qemu-system-x86_64
   qemu::PreallocMode prealloc = qemu::PreallocMode::kAuto;
   std::string sysfs;  // "" = the real /sys

@@ -1,6 +1,6 @@
-#include "launcher/cli/shell_quote.h"
+#include "common/shell_quote.h"
 
-namespace qlaunch::launcher {
+namespace qlaunch {
 
 std::string ShellQuote(std::string_view arg) {
   bool plain = !arg.empty();
@@ -32,4 +32,4 @@ std::string ShellJoin(const std::vector<std::string>& argv) {
   return out;
 }
 
-}  // namespace qlaunch::launcher
+}  // namespace qlaunch

@@ -5,9 +5,9 @@
 #include <string_view>
 #include <vector>
 
-namespace qlaunch::launcher {
+namespace qlaunch {
 
 std::string ShellQuote(std::string_view arg);
 std::string ShellJoin(const std::vector<std::string>& argv);
 
-}  // namespace qlaunch::launcher
+}  // namespace qlaunch

@@ -1,4 +1,4 @@
-#include "launcher/cli/shell_quote.h"
+#include "common/shell_quote.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-namespace qlaunch::launcher {
+namespace qlaunch {
 namespace {
 
 TEST(ShellQuote, LeavesPlainWordsAlone) {
@@ -38,4 +38,4 @@ TEST(ShellQuote, RoundTripsThroughARealShell) {
 }
 
 }  // namespace
-}  // namespace qlaunch::launcher
+}  // namespace qlaunch

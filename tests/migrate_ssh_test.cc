@@ -1,0 +1,219 @@
+// `qlaunch migrate NAME ssh://...` between two "hosts" on this machine (two state roots), through a
+// real sshd of the test's own on 127.0.0.1 (host key, client key and config in the test's temp dir):
+// the destination prepared over ssh from the live XML on stdin (`start --incoming ... -`), the guest
+// moved, the source released; and a destination that cannot start leaves the source as it was.
+// Also `start -`: the XML from stdin, its errors naming <stdin>.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#include "support/launch_env.h"
+#include "support/slurp.h"
+
+namespace qlaunch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kSshd = "/usr/sbin/sshd";
+
+// A port nobody listens on now (the kernel's choice for a bind to port 0).
+int FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+bool Accepts(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
+}
+
+class MigrateSshTest : public LaunchTest {
+ protected:
+  void SetUp() override {
+    LaunchTest::SetUp();
+    if (std::string why = CheckQemuVersion(kQemu72, "7.2"); !why.empty()) GTEST_SKIP() << why;
+    ASSERT_TRUE(fs::exists(kSshd)) << kSshd << " missing: scripts/setup installs openssh-server";
+    ssh_dir_ = tmp() / "ssh";
+    fs::create_directories(ssh_dir_);
+    for (const char* key : {"host_key", "client_key"}) {
+      RunResult k = RunningProcess({"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
+                                    (ssh_dir_ / key).string()}, {}).Wait();
+      ASSERT_EQ(k.exit_code, 0) << k.Describe();
+    }
+    fs::copy_file(ssh_dir_ / "client_key.pub", ssh_dir_ / "authorized_keys");
+    std::ofstream(ssh_dir_ / "sshd_config")
+        << "ListenAddress 127.0.0.1\nHostKey " << (ssh_dir_ / "host_key").string() << "\nPidFile "
+        << (ssh_dir_ / "sshd.pid").string() << "\nAuthorizedKeysFile " << (ssh_dir_ / "authorized_keys").string()
+        << "\nPermitRootLogin yes\nStrictModes no\nUsePAM no\nPasswordAuthentication no\n"
+           "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\n";
+    fs::create_directories("/run/sshd");  // sshd's privilege separation dir, as the package's service makes it
+    port_ = FreePort();
+    sshd_ = std::make_unique<RunningProcess>(std::vector<std::string>{kSshd, "-D", "-e", "-f",
+                                                                      (ssh_dir_ / "sshd_config").string(), "-p",
+                                                                      std::to_string(port_)},
+                                             Env{});
+    for (int i = 0; i < 500 && !Accepts(port_); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(Accepts(port_)) << "sshd does not listen on " << port_ << ": " << sshd_->ErrSoFar();
+  }
+
+  void TearDown() override {
+    if (sshd_) StopSshd();
+    LaunchTest::TearDown();
+  }
+
+  void StopSshd() {
+    const pid_t pid = sshd_->pid();
+    ::kill(pid, SIGTERM);
+    RunResult r = sshd_->Wait(std::chrono::seconds(10));
+    EXPECT_FALSE(r.timed_out) << r.Describe();
+    EXPECT_TRUE(PidGone(pid));
+    sshd_.reset();
+  }
+
+  fs::path DestRoot() const { return tmp() / "dest-state"; }
+  Env DestEnv() const { return Env{{"QLAUNCH_STATE_DIR", DestRoot().string()}}; }
+
+  // qlaunch migrate NAME ssh://root@127.0.0.1:PORT, the destination's qlaunch `remote`.
+  RunResult MigrateOverSsh(const std::string& name, const std::string& remote) {
+    return Qlaunch({"migrate", name, "ssh://root@127.0.0.1:" + std::to_string(port_), "--remote-qlaunch", remote,
+                    "--ssh-identity", (ssh_dir_ / "client_key").string(), "--ssh-option",
+                    "StrictHostKeyChecking=no", "--ssh-option", "UserKnownHostsFile=/dev/null", "--ssh-option",
+                    "LogLevel=ERROR", "--json"});
+  }
+  std::string RemoteQlaunch() const {
+    return "env QLAUNCH_STATE_DIR=" + DestRoot().string() + " QLAUNCH_CACHE_DIR=" + (tmp() / "cache").string() + " " +
+           QlaunchBinary();
+  }
+
+  fs::path ssh_dir_;
+  int port_ = 0;
+  std::unique_ptr<RunningProcess> sshd_;
+};
+
+TEST_F(MigrateSshTest, MovesTheGuestToADestinationItPreparesOverSsh) {
+  SmallDomain d;
+  d.name = "mig-ssh";
+  const uint64_t pages = d.Bytes() / (2u << 20);
+  ASSERT_EQ(DefaultHugepageBytes(), 2u << 20) << "these tests assume 2 MiB default hugepages";
+  HugepagePool pool = HugepagePool::AtLeast(2 * pages + 8);  // both ends' memory, for the length of the move
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
+  const uint64_t free_before = HugepagesFree();
+  RunResult start = Qlaunch({"start", "--json", WriteDomain(d)});
+  ASSERT_EQ(start.exit_code, 0) << start.Describe();
+  const pid_t source_pid = json::parse(start.out).at("pid").get<pid_t>();
+  EXPECT_EQ(free_before - HugepagesFree(), pages);
+
+  RunResult m = MigrateOverSsh(d.name, RemoteQlaunch());
+  ASSERT_EQ(m.exit_code, 0) << m.Describe();
+  const json r = json::parse(m.out);
+  EXPECT_EQ(r.at("status"), "completed") << m.out;
+  const json& dest = r.at("destination");
+  EXPECT_EQ(dest.at("ssh"), "ssh://root@127.0.0.1:" + std::to_string(port_)) << m.out;
+  const std::string incoming = dest.at("incoming").get<std::string>();
+  ASSERT_EQ(incoming.rfind("tcp:0.0.0.0:", 0), 0u) << m.out;
+  EXPECT_EQ(dest.at("uri"), "tcp:127.0.0.1:" + incoming.substr(12)) << m.out;
+  EXPECT_EQ(r.at("uri"), dest.at("uri")) << m.out;
+  EXPECT_TRUE(dest.at("timings_ms").contains("total")) << m.out;
+  const pid_t dest_pid = dest.at("pid").get<pid_t>();
+
+  // The source is released: its QEMU gone, its root empty; the destination holds the guest.
+  for (int i = 0; i < 250 && !PidGone(source_pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(PidGone(source_pid));
+  RunResult here = Qlaunch({"list", "--json"});
+  EXPECT_EQ(here.out, "[]\n") << here.Describe();
+  RunResult there = Qlaunch({"list", "--json"}, DestEnv());
+  ASSERT_EQ(there.exit_code, 0) << there.Describe();
+  const json listed = json::parse(there.out);
+  ASSERT_EQ(listed.size(), 1u) << there.out;
+  EXPECT_EQ(listed.at(0).at("name"), d.name);
+  // incoming until QEMU there has loaded the guest (list settles it), a moment after the source is done
+  std::string state = listed.at(0).value("state", "");
+  for (int i = 0; i < 250 && state == "incoming"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    state = json::parse(Qlaunch({"list", "--json"}, DestEnv()).out).at(0).value("state", "");
+  }
+  EXPECT_EQ(state, "running") << there.out;
+  EXPECT_FALSE(PidGone(dest_pid));
+  EXPECT_EQ(free_before - HugepagesFree(), pages) << "one guest's worth of pages, the destination's";
+  // The destination's domain.xml is the live XML that went over stdin.
+  EXPECT_NE(Slurp(DestRoot() / d.name / "domain.xml").find("<name>" + d.name + "</name>"), std::string::npos);
+
+  RunResult destroy = Qlaunch({"destroy", d.name}, DestEnv());
+  EXPECT_EQ(destroy.exit_code, 0) << destroy.Describe();
+  for (int i = 0; i < 250 && !PidGone(dest_pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(PidGone(dest_pid));
+  EXPECT_EQ(HugepagesFree(), free_before);
+  StopSshd();
+}
+
+TEST_F(MigrateSshTest, ADestinationThatCannotStartLeavesTheSourceAsItWas) {
+  SmallDomain d;
+  d.name = "mig-ssh-fail";
+  const uint64_t pages = d.Bytes() / (2u << 20);
+  HugepagePool pool = HugepagePool::Exactly(pages + 2);  // the source fits, a second copy does not
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
+  const uint64_t free_before = HugepagesFree();
+  RunResult start = Qlaunch({"start", "--json", WriteDomain(d)});
+  ASSERT_EQ(start.exit_code, 0) << start.Describe();
+  const pid_t source_pid = json::parse(start.out).at("pid").get<pid_t>();
+
+  RunResult m = MigrateOverSsh(d.name, RemoteQlaunch());
+  EXPECT_EQ(m.exit_code, 1) << m.Describe();
+  EXPECT_NE(m.err.find("preparing the destination ssh://root@127.0.0.1:"), std::string::npos) << m.err;
+  EXPECT_NE(m.err.find("not enough 2 MiB hugepages"), std::string::npos) << m.err;  // the remote's own words
+  EXPECT_NE(m.err.find("nothing was started"), std::string::npos) << m.err;
+  RunResult no_qlaunch = MigrateOverSsh(d.name, "false");
+  EXPECT_EQ(no_qlaunch.exit_code, 1) << no_qlaunch.Describe();
+  EXPECT_NE(no_qlaunch.err.find("(false start exited 1)"), std::string::npos) << no_qlaunch.err;
+
+  // The source as before: running, its pages held, the destination's root empty.
+  EXPECT_FALSE(PidGone(source_pid));
+  RunResult here = Qlaunch({"list", "--json"});
+  ASSERT_EQ(here.exit_code, 0) << here.Describe();
+  EXPECT_EQ(json::parse(here.out).at(0).at("state"), "running") << here.out;
+  EXPECT_EQ(free_before - HugepagesFree(), pages);
+  RunResult there = Qlaunch({"list", "--json"}, DestEnv());
+  EXPECT_EQ(there.out, "[]\n") << there.Describe();
+  RunResult destroy = Qlaunch({"destroy", d.name});
+  EXPECT_EQ(destroy.exit_code, 0) << destroy.Describe();
+  ExpectHostClean(d.name, source_pid, free_before);
+}
+
+class StartFromStdinTest : public LaunchTest {};
+
+TEST_F(StartFromStdinTest, ReadsTheXmlFromStdinAndNamesItInErrors) {
+  const std::string cmd = "printf '<domain type=\"qemu\">\\n<name>x</name>\\n<memory>oops</memory>\\n</domain>\\n' | " +
+                          QlaunchBinary() + " start --incoming tcp:127.0.0.1:0 -";
+  RunResult r = RunningProcess({"/bin/sh", "-c", cmd}, BaseEnv()).Wait();
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_NE(r.err.find("<stdin>:3"), std::string::npos) << r.err;
+  RunResult empty = Qlaunch({"start", "--incoming", "tcp:127.0.0.1:0", "-"});  // stdin: /dev/null
+  EXPECT_EQ(empty.exit_code, 1) << empty.Describe();
+  EXPECT_NE(empty.err.find("<stdin>: no domain XML on standard input"), std::string::npos) << empty.err;
+  RunResult missing = Qlaunch({"start", (tmp() / "nope.xml").string()});
+  EXPECT_EQ(missing.exit_code, 2) << missing.Describe();
+}
+
+}  // namespace
+}  // namespace qlaunch::testing

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cerrno>
@@ -64,7 +65,7 @@ std::string SmallDomainXml(const SmallDomain& d) {
     << "  </memoryBacking>\n"
     << "  <vcpu placement='static'>" << d.cells << "</vcpu>\n"
     << "  <numatune><memory mode='strict' nodeset='0'/></numatune>\n"
-    << "  <os><type arch='x86_64' machine='" << d.machine << "'>hvm</type></os>\n"
+    << "  <os><type arch='x86_64' machine='" << d.machine << "'>hvm</type>" << d.os_extra << "</os>\n"
     << "  <cpu mode='custom'>\n"
     << "    <model>qemu64</model>\n"
     << "    <topology sockets='" << d.cells << "' cores='1' threads='1'/>\n"
@@ -75,7 +76,7 @@ std::string SmallDomainXml(const SmallDomain& d) {
     << "  </cpu>\n"
     << "  <devices>\n";
   if (!d.emulator.empty()) x << "    <emulator>" << d.emulator << "</emulator>\n";
-  x << "    <memballoon model='none'/>\n"
+  x << d.devices_extra << "    <memballoon model='none'/>\n"
     << "  </devices>\n"
     << "</domain>\n";
   return x.str();
@@ -186,9 +187,12 @@ void LaunchTest::SetUp() {
 void LaunchTest::TearDown() {
   // Whatever a failed test left running goes: processes on our state dir, and every process this
   // test adopted as subreaper (a QEMU whose QMP is an fd has no state dir path in its argv).
-  auto leftovers = [this] {
-    std::vector<pid_t> pids = LivePidsWithCmdline(StateDir().string());
-    for (pid_t pid : LiveChildren()) pids.push_back(pid);
+  std::vector<std::pair<fs::path, Env>> roots = {{StateDir(), {}}};
+  for (const std::string& host : other_hosts_) roots.emplace_back(OtherStateDir(host), OtherHost(host));
+  auto leftovers = [&roots] {
+    std::vector<pid_t> pids = LiveChildren();
+    for (const auto& [root, env] : roots)
+      for (pid_t pid : LivePidsWithCmdline(root.string())) pids.push_back(pid);
     return pids;
   };
   for (pid_t pid : leftovers()) ::kill(pid, SIGKILL);
@@ -201,12 +205,18 @@ void LaunchTest::TearDown() {
   }
   // Their entries are stale now: a list clears them, giving relabeled files and cgroups back.
   std::error_code ec;
-  if (fs::is_directory(StateDir(), ec)) Qlaunch({"list"});
+  for (const auto& [root, env] : roots)
+    if (fs::is_directory(root, ec)) Qlaunch({"list"}, env);
   fs::remove_all(tmp_, ec);
 }
 
 Env LaunchTest::BaseEnv() const {
   return Env{{"QLAUNCH_STATE_DIR", StateDir().string()}, {"QLAUNCH_CACHE_DIR", (tmp_ / "cache").string()}};
+}
+
+Env LaunchTest::OtherHost(const std::string& host) {
+  if (std::find(other_hosts_.begin(), other_hosts_.end(), host) == other_hosts_.end()) other_hosts_.push_back(host);
+  return Env{{"QLAUNCH_STATE_DIR", OtherStateDir(host).string()}};
 }
 
 std::string LaunchTest::WriteDomain(const SmallDomain& d) {
@@ -222,20 +232,23 @@ RunResult LaunchTest::Qlaunch(const std::vector<std::string>& args, const Env& e
   return RunQlaunch(args, env, timeout);
 }
 
-void LaunchTest::ExpectHostClean(const std::string& name, pid_t qemu_pid, uint64_t free_before) {
-  if (qemu_pid > 0) {
-    EXPECT_TRUE(PidGone(qemu_pid)) << "QEMU pid " << qemu_pid << " still runs";
-    // Adopted by us as subreaper: reap it, proving it exited.
-    int status = 0;
-    pid_t r = ::waitpid(qemu_pid, &status, WNOHANG);
-    EXPECT_TRUE(r == qemu_pid || (r < 0 && errno == ECHILD)) << "waitpid " << qemu_pid << " -> " << r;
-    EXPECT_FALSE(fs::exists("/proc/" + std::to_string(qemu_pid))) << "QEMU pid " << qemu_pid << " still exists";
-  }
-  EXPECT_EQ(LivePidsWithCmdline(DomainStateDir(name).string()), std::vector<pid_t>{})
-      << "processes still use " << DomainStateDir(name);
+void LaunchTest::ExpectQemuGone(pid_t qemu_pid) {
+  EXPECT_TRUE(PidGone(qemu_pid)) << "QEMU pid " << qemu_pid << " still runs";
+  // Adopted by us as subreaper: reap it, proving it exited.
+  int status = 0;
+  pid_t r = ::waitpid(qemu_pid, &status, WNOHANG);
+  EXPECT_TRUE(r == qemu_pid || (r < 0 && errno == ECHILD)) << "waitpid " << qemu_pid << " -> " << r;
+  EXPECT_FALSE(fs::exists("/proc/" + std::to_string(qemu_pid))) << "QEMU pid " << qemu_pid << " still exists";
+}
+
+void LaunchTest::ExpectHostClean(const std::string& name, pid_t qemu_pid, uint64_t free_before,
+                                 const fs::path& state_dir) {
+  if (qemu_pid > 0) ExpectQemuGone(qemu_pid);
+  const fs::path dir = (state_dir.empty() ? StateDir() : state_dir) / name;
+  EXPECT_EQ(LivePidsWithCmdline(dir.string()), std::vector<pid_t>{}) << "processes still use " << dir;
   EXPECT_EQ(PidsHoldingFd("memfd:qlaunch:" + name + ":"), std::vector<pid_t>{}) << "memfds of " << name << " held";
   EXPECT_EQ(HugepagesFree(), free_before) << "hugepages not returned";
-  EXPECT_FALSE(fs::exists(DomainStateDir(name))) << DomainStateDir(name) << " left behind";
+  EXPECT_FALSE(fs::exists(dir)) << dir << " left behind";
 }
 
 void LaunchTest::ExpectNothingLeft(const std::string& name, uint64_t free_before) {

@@ -33,6 +33,8 @@ struct SmallDomain {
   std::string machine = "pc";
   std::string type;            // "" = kvm when /dev/kvm is usable, else qemu (TCG)
   std::string emulator;        // <emulator>; "" = none
+  std::string os_extra;        // more of <os> after <type> (a booted guest's <kernel>, ...)
+  std::string devices_extra;   // more <devices> before <memballoon model='none'/>
   uint64_t Bytes() const { return uint64_t{cells} * cell_mib << 20; }
 };
 std::string SmallDomainXml(const SmallDomain& d);
@@ -65,18 +67,26 @@ class LaunchTest : public ::testing::Test {
   std::filesystem::path StateDir() const { return tmp_ / "state"; }
   std::filesystem::path DomainStateDir(const std::string& name) const { return StateDir() / name; }
   Env BaseEnv() const;
+  // A second "host" on this machine (live migration): its own state root, <tmp>/state-HOST, as
+  // the `extra` env of Qlaunch. TearDown kills and clears what runs on it as on StateDir().
+  Env OtherHost(const std::string& host);
+  std::filesystem::path OtherStateDir(const std::string& host) const { return tmp_ / ("state-" + host); }
 
   // Writes the XML to <tmp>/<name>.xml and returns its path.
   std::string WriteDomain(const SmallDomain& d);
   RunResult Qlaunch(const std::vector<std::string>& args, const Env& extra = {},
                     std::chrono::milliseconds timeout = std::chrono::minutes(2));
 
+  // The QEMU of pid `qemu_pid` has exited and is reaped (by us, its subreaper, or already).
+  void ExpectQemuGone(pid_t qemu_pid);
   // After a domain is gone: its QEMU (pid, when known) is gone and reaped, no QEMU runs on
   // our state dir, nobody holds its memfds, the free hugepages are back to `free_before`, and
-  // its state directory is gone.
-  void ExpectHostClean(const std::string& name, pid_t qemu_pid, uint64_t free_before);
-  // After a start that failed, was refused or was interrupted (QEMU's pid unknown): the above,
-  // no process at all runs on our state root, which holds no entry, and no process that qlaunch
+  // its state directory is gone. `state_dir`: the root it ran on ("" = StateDir()).
+  void ExpectHostClean(const std::string& name, pid_t qemu_pid, uint64_t free_before,
+                       const std::filesystem::path& state_dir = {});
+  // After a start that failed, was refused or was interrupted (QEMU's pid unknown), or at the end
+  // of a test once every domain is gone: the above, no process at all runs on our state root (nor
+  // on an OtherStateDir, whose path it begins), which holds no entry, and no process that qlaunch
   // started is left (they would have been re-parented to the test).
   void ExpectNothingLeft(const std::string& name, uint64_t free_before);
 
@@ -89,6 +99,7 @@ class LaunchTest : public ::testing::Test {
 
  private:
   std::filesystem::path tmp_;
+  std::vector<std::string> other_hosts_;
 };
 
 }  // namespace qlaunch::testing

@@ -1,0 +1,341 @@
+// Live migration of a booted guest between two "hosts" on this machine: two state roots
+// (QLAUNCH_STATE_DIR), the source started as usual, the destination with
+// `start --incoming URI` from the source's live XML (dumpxml, only the serial log's path
+// changed), then `migrate NAME URI` on the source. The guest (Debian's kernel, a busybox
+// initramfs whose /init is tests/boot/migrate-init) fills 64 MiB of its RAM, reports its MD5,
+// and counts on its serial port: after the move the destination's console goes on from the
+// source's last count and sums the buffer to the same MD5. Two 128 MiB NUMA cells on shared
+// 2 MiB hugetlb memfds, a raw virtio disk, a virtio NIC on user networking. Under TCG (nested
+// KVM guests hang in early boot here). And the failures: a destination nobody listens on (the
+// source runs on), a destination short of hugepages (refused before anything is made).
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <regex>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "support/hotplug_guest.h"
+#include "support/hugepages.h"
+#include "support/launch_env.h"
+#include "support/slurp.h"
+
+namespace qlaunch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using std::chrono::seconds;
+
+constexpr uint64_t MiB = 1ull << 20;
+constexpr uint64_t kGuestPages = 128;  // 2 cells x 128 MiB on 2 MiB pages
+
+class MigrateTest : public LaunchTest {
+ protected:
+  // Every test has the pool hold two guests' pages (source and destination), free, and the
+  // migrate-init guest built, with a console log of its own on each side.
+  void SetUp() override {
+    LaunchTest::SetUp();
+    if (IsSkipped()) return;
+    if (DefaultHugepageBytes() != 2 * MiB) GTEST_SKIP() << "this test assumes 2 MiB default hugepages";
+    source_ = MakeHotplugGuest(tmp(), "migrate-init");
+    if (!source_.missing.empty()) GTEST_SKIP() << source_.missing;
+    source_.serial = tmp() / "source-serial.log";
+    dest_ = source_;
+    dest_.serial = tmp() / "dest-serial.log";
+    pool_.emplace(HugepagePool::Exactly(2 * kGuestPages));
+    if (!pool_->ok()) GTEST_SKIP() << pool_->error();
+  }
+  void TearDown() override {
+    LaunchTest::TearDown();
+    pool_.reset();
+  }
+  HotplugGuest source_, dest_;
+  std::optional<HugepagePool> pool_;
+  // Of the guest BootSource started: the free pages before it, its QEMU's pid under root A, the
+  // MD5 of its buffer.
+  uint64_t free_before_ = 0;
+  pid_t source_pid_ = 0;
+  std::string sum_;
+
+  Env B() { return OtherHost("b"); }
+
+  // Starts `name` under root A (StateDir()) and waits for the guest's sum and a few counts.
+  void BootSource(const std::string& name) {
+    free_before_ = HugepagesFree();
+    const fs::path disk = tmp() / (name + ".raw");
+    std::ofstream(disk) << std::string(MiB, '\0');
+    SmallDomain d;
+    d.name = name;
+    d.cell_mib = 128;
+    d.type = "qemu";
+    d.os_extra = "\n" + source_.OsXml() + "  ";
+    d.devices_extra = "    <disk type='file' device='disk'><driver name='qemu' type='raw'/><source file='" +
+                      disk.string() + "'/><target dev='vda' bus='virtio'/></disk>\n"
+                      "    <interface type='user'><mac address='52:54:00:6d:69:67'/><model type='virtio'/></interface>\n" +
+                      source_.SerialXml();
+    RunResult started = Qlaunch({"start", "--json", WriteDomain(d)});
+    ASSERT_EQ(started.exit_code, 0) << started.Describe();
+    source_pid_ = json::parse(started.out).value("pid", 0);
+    ASSERT_GT(source_pid_, 0) << started.out;
+    sum_ = source_.Report("sum", [](const std::string&) { return true; }, seconds(240));
+    ASSERT_EQ(sum_.size(), 32u) << "the guest never reported its buffer's MD5:\n" << Slurp(source_.serial);
+    ASSERT_GE(CountPasses(source_, 3, seconds(60)), 4u) << "the guest does not count:\n" << Slurp(source_.serial);
+  }
+
+  // The source's live XML with only the serial log's path changed (both QEMUs append to a file
+  // of their own), written out for the destination.
+  std::string DestinationXml(const std::string& name) {
+    RunResult live = Qlaunch({"dumpxml", name});
+    EXPECT_EQ(live.exit_code, 0) << live.Describe();
+    std::string xml = live.out;
+    const std::string from = source_.serial.string(), to = dest_.serial.string();
+    size_t replaced = 0;
+    for (size_t at = xml.find(from); at != std::string::npos; at = xml.find(from, at + to.size()), ++replaced)
+      xml.replace(at, from.size(), to);
+    EXPECT_GE(replaced, 1u) << "the serial log's path is not in the live XML:\n" << live.out;
+    const fs::path path = tmp() / (name + "-dest.xml");
+    std::ofstream(path) << xml;
+    return path.string();
+  }
+
+  // `start --incoming URI --json` under root B; its report, checked against the contract.
+  json StartIncoming(const std::string& name, const std::string& uri) {
+    RunResult r = Qlaunch({"start", "--incoming", uri, "--json", DestinationXml(name)}, B());
+    EXPECT_EQ(r.exit_code, 0) << r.Describe();
+    if (r.exit_code != 0) return json();
+    const json report = json::parse(r.out);
+    EXPECT_EQ(report.value("name", ""), name) << r.out;
+    EXPECT_GT(report.value("pid", 0), 0) << r.out;
+    EXPECT_TRUE(report.contains("timings_ms") && report["timings_ms"].is_object()) << r.out;
+    return report;
+  }
+
+  // The entry of `name` in `list --json` under the root of `env` ({} when there is none).
+  json Listed(const std::string& name, const Env& env = {}) {
+    RunResult r = Qlaunch({"list", "--json"}, env);
+    EXPECT_EQ(r.exit_code, 0) << r.Describe();
+    if (r.exit_code != 0) return json::object();
+    for (const json& e : json::parse(r.out))
+      if (e.value("name", "") == name) return e;
+    return json::object();
+  }
+  // The state `list` gives once it no longer says "incoming" (a destination QEMU takes a moment
+  // after the source has reported the migration completed); "incoming" after `limit`.
+  std::string StateAfterIncoming(const std::string& name, const Env& env, seconds limit) {
+    std::string state;
+    for (auto end = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < end;) {
+      const json e = Listed(name, env);
+      state = e.empty() ? "(not listed)" : e.value("state", "");
+      if (state != "incoming") return state;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return state;
+  }
+
+  // The guest's last complete count on `guest`'s console (0 before the first).
+  static uint64_t LastCount(const HotplugGuest& guest) {
+    const std::vector<std::string> counts = guest.Reports("count");
+    return counts.empty() ? 0 : std::stoull(counts.back());
+  }
+  // The guest's count once it passes `n`, waiting up to `limit` (its last count, or 0, if not).
+  static uint64_t CountPasses(const HotplugGuest& guest, uint64_t n, seconds limit) {
+    const std::string v = guest.Report("count", [&](const std::string& c) { return std::stoull(c) > n; }, limit);
+    return v.empty() ? 0 : std::stoull(v);
+  }
+
+  // The guest goes on counting on `guest`'s console, and every resum there is the sum.
+  void ExpectCounting(const HotplugGuest& guest) {
+    const uint64_t now = LastCount(guest);
+    EXPECT_GT(CountPasses(guest, now + 3, seconds(60)), now + 3) << "the guest stopped counting:\n" << Slurp(guest.serial);
+    ExpectEveryResum(guest);
+  }
+  void ExpectEveryResum(const HotplugGuest& guest) {
+    for (const std::string& resum : guest.Reports("resum")) EXPECT_EQ(resum, sum_) << guest.serial;
+  }
+
+  // On the destination's console the guest counts on from the source's last count (a line cut
+  // by the move may be lost) without booting again, and sums its buffer to the same MD5.
+  void ExpectGuestGoesOn(uint64_t last_on_source) {
+    EXPECT_GT(CountPasses(dest_, last_on_source, seconds(60)), last_on_source) << Slurp(dest_.serial);
+    const std::vector<std::string> counts = dest_.Reports("count");
+    ASSERT_FALSE(counts.empty()) << Slurp(dest_.serial);
+    EXPECT_GT(std::stoull(counts.front()), last_on_source);
+    EXPECT_LE(std::stoull(counts.front()), last_on_source + 2);
+    EXPECT_EQ(dest_.Reports("sum"), std::vector<std::string>{}) << "the guest booted again:\n" << Slurp(dest_.serial);
+    EXPECT_EQ(dest_.Report("resum", [](const std::string&) { return true; }, seconds(120)), sum_) << Slurp(dest_.serial);
+    ExpectEveryResum(source_);
+    ExpectEveryResum(dest_);
+  }
+
+  // `name` is gone from root A after it moved away: its QEMU exited (and is reaped), nothing
+  // runs on its state directory, which is gone, and A's list no longer has it.
+  void ExpectGoneFromSource(const std::string& name) {
+    ExpectQemuGone(source_pid_);
+    EXPECT_EQ(LivePidsWithCmdline(DomainStateDir(name).string()), std::vector<pid_t>{});
+    EXPECT_FALSE(fs::exists(DomainStateDir(name))) << DomainStateDir(name) << " left behind";
+    EXPECT_EQ(Qlaunch({"list", "--json"}).out, "[]\n");
+  }
+};
+
+TEST_F(MigrateTest, ABootedGuestMovesBetweenTwoStateRootsAndKeepsItsMemory) {
+  const std::string name = "mig-boot";
+  ASSERT_NO_FATAL_FAILURE(BootSource(name));
+  EXPECT_EQ(HugepagesFree(), free_before_ - kGuestPages);
+
+  // The destination: planned and filled like a start, waiting for the migration.
+  const std::string uri = "unix:" + (tmp() / "mig.sock").string();
+  const json incoming = StartIncoming(name, uri);
+  ASSERT_FALSE(incoming.is_null());
+  EXPECT_EQ(incoming.value("incoming", ""), uri) << incoming.dump();
+  const pid_t dest_pid = incoming.value("pid", 0);
+  EXPECT_NE(dest_pid, source_pid_);
+  EXPECT_EQ(HugepagesFree(), free_before_ - 2 * kGuestPages) << "the destination's memory is taken up front";
+  const json waiting = Listed(name, B());
+  EXPECT_EQ(waiting.value("state", ""), "incoming") << waiting.dump();
+  EXPECT_EQ(waiting.value("pid", 0), dest_pid) << waiting.dump();
+  RunResult info = Qlaunch({"dominfo", "--json", name}, B());
+  EXPECT_EQ(info.exit_code, 0) << info.Describe();
+  if (info.exit_code == 0) {
+    EXPECT_EQ(json::parse(info.out).value("state", ""), "incoming") << info.out;
+  }
+  EXPECT_EQ(Listed(name).value("state", ""), "running") << "the source is untouched so far";
+  const uint64_t seen_on_source = LastCount(source_);
+
+  RunResult migrated = Qlaunch({"migrate", name, uri, "--live", "--json"}, {}, std::chrono::minutes(5));
+  ASSERT_EQ(migrated.exit_code, 0) << migrated.Describe();
+  const json m = json::parse(migrated.out);
+  EXPECT_EQ(m.value("name", ""), name) << m.dump();
+  EXPECT_EQ(m.value("uri", ""), uri) << m.dump();
+  EXPECT_EQ(m.value("status", ""), "completed") << m.dump();
+  for (const char* field : {"total_time_ms", "setup_time_ms", "downtime_ms", "ram_transferred_bytes", "ram_total_bytes"})
+    ASSERT_TRUE(m.contains(field) && m[field].is_number()) << field << " in " << m.dump();
+  EXPECT_GT(m["total_time_ms"].get<double>(), 0.0) << m.dump();
+  EXPECT_GE(m["setup_time_ms"].get<double>(), 0.0) << m.dump();
+  EXPECT_GE(m["downtime_ms"].get<double>(), 0.0) << m.dump();
+  EXPECT_LE(m["downtime_ms"].get<double>(), m["total_time_ms"].get<double>()) << m.dump();
+  EXPECT_GE(m["ram_total_bytes"].get<uint64_t>(), 2 * kGuestPages * 2 * MiB) << m.dump();
+  EXPECT_GE(m["ram_transferred_bytes"].get<uint64_t>(), 64 * MiB) << "at least the random buffer: " << m.dump();
+
+  // The source is gone, its pages back; the destination runs the guest on.
+  ExpectGoneFromSource(name);
+  EXPECT_EQ(HugepagesFree(), free_before_ - kGuestPages) << "the source's pages are given back";
+  EXPECT_EQ(StateAfterIncoming(name, B(), seconds(30)), "running");
+  EXPECT_EQ(Listed(name, B()).value("pid", 0), dest_pid);
+  EXPECT_FALSE(PidGone(dest_pid));
+  const uint64_t last_on_source = LastCount(source_);  // final: the source's QEMU has quit
+  EXPECT_GE(last_on_source, seen_on_source);
+  ExpectGuestGoesOn(last_on_source);
+  EXPECT_NE(Qlaunch({"dumpxml", name}, B()).out.find(dest_.serial.string()), std::string::npos);
+
+  RunResult destroyed = Qlaunch({"destroy", name}, B());
+  EXPECT_EQ(destroyed.exit_code, 0) << destroyed.Describe();
+  ExpectHostClean(name, dest_pid, free_before_, OtherStateDir("b"));
+  EXPECT_EQ(Qlaunch({"list", "--json"}, B()).out, "[]\n");
+  ExpectNothingLeft(name, free_before_);
+}
+
+TEST_F(MigrateTest, AnUnreachableDestinationLeavesTheSourceRunning) {
+  const std::string name = "mig-unreach";
+  ASSERT_NO_FATAL_FAILURE(BootSource(name));
+
+  const fs::path nobody = tmp() / "nobody.sock";
+  RunResult failed = Qlaunch({"migrate", name, "unix:" + nobody.string(), "--live"}, {}, std::chrono::minutes(2));
+  EXPECT_NE(failed.exit_code, 0) << failed.Describe();
+  EXPECT_FALSE(failed.timed_out) << failed.Describe();
+  EXPECT_NE(failed.err.find(nobody.string()), std::string::npos) << "the error names the destination: " << failed.Describe();
+  EXPECT_TRUE(failed.err.find("No such file or directory") != std::string::npos ||
+              failed.err.find("onnection refused") != std::string::npos)
+      << "the error says why: " << failed.Describe();
+
+  // The source runs on as it was: listed running, its state directory intact, its pages held,
+  // the guest counting.
+  const json e = Listed(name);
+  EXPECT_EQ(e.value("state", ""), "running") << e.dump();
+  EXPECT_EQ(e.value("pid", 0), source_pid_) << e.dump();
+  EXPECT_FALSE(PidGone(source_pid_));
+  EXPECT_EQ(Slurp(DomainStateDir(name) / "pid"), std::to_string(source_pid_) + "\n");
+  EXPECT_TRUE(fs::exists(DomainStateDir(name) / "plan.json"));
+  EXPECT_TRUE(fs::exists(DomainStateDir(name) / "qmp.sock"));
+  EXPECT_EQ(HugepagesFree(), free_before_ - kGuestPages);
+  ExpectCounting(source_);
+
+  RunResult destroyed = Qlaunch({"destroy", name});
+  EXPECT_EQ(destroyed.exit_code, 0) << destroyed.Describe();
+  ExpectHostClean(name, source_pid_, free_before_);
+  EXPECT_EQ(Qlaunch({"list", "--json"}).out, "[]\n");
+}
+
+TEST_F(MigrateTest, ADestinationShortOfHugepagesIsRefusedBeforeAnythingIsMade) {
+  const std::string name = "mig-short";
+  ASSERT_NO_FATAL_FAILURE(BootSource(name));
+  // Half a guest's pages left free: the pool is the source's and a little more (the pool is
+  // ours while pool_ holds its lock; it puts the old size back at the end).
+  std::string error;
+  ASSERT_TRUE(SetNrHugepages(HugepagesTotal() - kGuestPages / 2, &error)) << error;
+  ASSERT_EQ(HugepagesFree(), kGuestPages / 2);
+
+  const fs::path sock = tmp() / "mig.sock";
+  RunResult refused = Qlaunch({"start", "--incoming", "unix:" + sock.string(), "--json", DestinationXml(name)}, B());
+  EXPECT_NE(refused.exit_code, 0) << refused.Describe();
+  EXPECT_NE(refused.err.find("hugepages"), std::string::npos) << refused.Describe();
+
+  // Nothing made under B: no entry, no process, no socket; no pages taken.
+  EXPECT_EQ(Qlaunch({"list", "--json"}, B()).out, "[]\n");
+  std::vector<std::string> entries;
+  std::error_code ec;
+  for (fs::directory_iterator it(OtherStateDir("b"), ec), end; !ec && it != end; it.increment(ec))
+    entries.push_back(it->path().filename().string());
+  EXPECT_EQ(entries, std::vector<std::string>{}) << "left in " << OtherStateDir("b");
+  EXPECT_EQ(LivePidsWithCmdline(OtherStateDir("b").string()), std::vector<pid_t>{});
+  EXPECT_EQ(LiveChildren(), std::vector<pid_t>{source_pid_}) << "a QEMU besides the source's";
+  EXPECT_FALSE(fs::exists(sock));
+  EXPECT_EQ(HugepagesFree(), kGuestPages / 2);
+
+  // The source is untouched.
+  EXPECT_EQ(Listed(name).value("state", ""), "running");
+  ExpectCounting(source_);
+
+  EXPECT_EQ(Qlaunch({"destroy", name}).exit_code, 0);
+  ExpectHostClean(name, source_pid_, kGuestPages / 2 + kGuestPages);
+}
+
+TEST_F(MigrateTest, APausedSourceArrivesPaused) {
+  const std::string name = "mig-paused";
+  ASSERT_NO_FATAL_FAILURE(BootSource(name));
+  RunResult suspended = Qlaunch({"suspend", name});
+  ASSERT_EQ(suspended.exit_code, 0) << suspended.Describe();
+  EXPECT_EQ(Listed(name).value("state", ""), "paused");
+
+  // Over TCP this time, on a port the destination picks (port 0) and reports.
+  const json incoming = StartIncoming(name, "tcp:127.0.0.1:0");
+  ASSERT_FALSE(incoming.is_null());
+  const std::string uri = incoming.value("incoming", "");
+  EXPECT_TRUE(std::regex_match(uri, std::regex("tcp:127\\.0\\.0\\.1:[1-9][0-9]*"))) << incoming.dump();
+  const pid_t dest_pid = incoming.value("pid", 0);
+  EXPECT_EQ(Listed(name, B()).value("state", ""), "incoming");
+
+  RunResult migrated = Qlaunch({"migrate", name, uri, "--live", "--json"}, {}, std::chrono::minutes(5));
+  ASSERT_EQ(migrated.exit_code, 0) << migrated.Describe();
+  EXPECT_EQ(json::parse(migrated.out).value("status", ""), "completed") << migrated.out;
+  ExpectGoneFromSource(name);
+  EXPECT_EQ(HugepagesFree(), free_before_ - kGuestPages) << "the source's pages are given back";
+  EXPECT_EQ(StateAfterIncoming(name, B(), seconds(30)), "paused");
+  const uint64_t last_on_source = LastCount(source_);
+  std::this_thread::sleep_for(seconds(2));
+  EXPECT_EQ(dest_.Reports("count"), std::vector<std::string>{}) << "the guest ran while paused";
+
+  RunResult resumed = Qlaunch({"resume", name}, B());
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.Describe();
+  EXPECT_EQ(Listed(name, B()).value("state", ""), "running");
+  ExpectGuestGoesOn(last_on_source);
+
+  EXPECT_EQ(Qlaunch({"destroy", name}, B()).exit_code, 0);
+  ExpectHostClean(name, dest_pid, free_before_, OtherStateDir("b"));
+  ExpectNothingLeft(name, free_before_);
+}
+
+}  // namespace
+}  // namespace qlaunch::testing

@@ -9,6 +9,9 @@
 // KVM guests hang in early boot here). And the failures: a destination nobody listens on (the
 // source runs on), a destination short of hugepages (refused before anything is made).
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -186,7 +189,13 @@ TEST_F(MigrateTest, ABootedGuestMovesBetweenTwoStateRootsAndKeepsItsMemory) {
   EXPECT_EQ(HugepagesFree(), free_before_ - kGuestPages);
 
   // The destination: planned and filled like a start, waiting for the migration.
-  const std::string uri = "unix:" + (tmp() / "mig.sock").string();
+  // QEMU (qlaunch-qemu) makes the destination's socket: in a directory it may write.
+  const fs::path sock_dir = tmp() / "sock";
+  fs::create_directories(sock_dir);
+  const passwd* pw = ::getpwnam("qlaunch-qemu");
+  ASSERT_NE(pw, nullptr);
+  ASSERT_EQ(::chown(sock_dir.c_str(), pw->pw_uid, pw->pw_gid), 0);
+  const std::string uri = "unix:" + (sock_dir / "mig.sock").string();
   const json incoming = StartIncoming(name, uri);
   ASSERT_FALSE(incoming.is_null());
   EXPECT_EQ(incoming.value("incoming", ""), uri) << incoming.dump();
@@ -216,7 +225,7 @@ TEST_F(MigrateTest, ABootedGuestMovesBetweenTwoStateRootsAndKeepsItsMemory) {
   EXPECT_GE(m["setup_time_ms"].get<double>(), 0.0) << m.dump();
   EXPECT_GE(m["downtime_ms"].get<double>(), 0.0) << m.dump();
   EXPECT_LE(m["downtime_ms"].get<double>(), m["total_time_ms"].get<double>()) << m.dump();
-  EXPECT_GE(m["ram_total_bytes"].get<uint64_t>(), 2 * kGuestPages * 2 * MiB) << m.dump();
+  EXPECT_GE(m["ram_total_bytes"].get<uint64_t>(), kGuestPages * 2 * MiB) << m.dump();  // the guest and some ROMs
   EXPECT_GE(m["ram_transferred_bytes"].get<uint64_t>(), 64 * MiB) << "at least the random buffer: " << m.dump();
 
   // The source is gone, its pages back; the destination runs the guest on.

@@ -40,6 +40,8 @@ void BuildCli(CLI::App& app, CommandAction* action) {
   AddSetvcpusCommand(app, action);
   AddUpdateMemoryDeviceCommand(app, action);
   AddMigrateCommand(app, action);
+  AddSaveCommand(app, action);
+  AddRestoreCommand(app, action);
   AddConsoleCommand(app, action);
   AddPreallocCommand(app, action);
   AddBenchCommand(app, action);

@@ -38,6 +38,8 @@ void AddSetmemCommand(CLI::App& app, CommandAction* action);       // cmd_setmem
 void AddSetvcpusCommand(CLI::App& app, CommandAction* action);     // cmd_setvcpus.cc
 void AddUpdateMemoryDeviceCommand(CLI::App& app, CommandAction* action);  // cmd_update_memory_device.cc
 void AddMigrateCommand(CLI::App& app, CommandAction* action);     // cmd_migrate.cc
+void AddSaveCommand(CLI::App& app, CommandAction* action);        // cmd_save.cc
+void AddRestoreCommand(CLI::App& app, CommandAction* action);     // cmd_restore.cc
 void AddRunCommand(CLI::App& app, CommandAction* action);
 void AddConsoleCommand(CLI::App& app, CommandAction* action);
 void AddBenchCommand(CLI::App& app, CommandAction* action);

@@ -24,30 +24,30 @@ struct StateRow {
 // state dir from the start's pre-flight on, so in every state (shut off: a stale entry not yet
 // cleaned up). The verbs that change a running domain's devices (attach-device, detach-device,
 // change-media), its balloon (setmem), its vCPUs (setvcpus) or its virtio-mem devices
-// (update-memory-device) act on a running or paused one only.
-//                                                                                   start  destroy suspend resume reboot shutdown monitor dominfo console list  dumpxml inactive blklist iflist stats  ifaddr attach detach media setmem vcpus  vmem   migrate
+// (update-memory-device) act on a running or paused one only, as do migrate and save.
+//                                                                                   start  destroy suspend resume reboot shutdown monitor dominfo console list  dumpxml inactive blklist iflist stats  ifaddr attach detach media setmem vcpus  vmem   migrate save
 constexpr std::array<StateRow, kDomainStateCount> kTable = {{
   {"shut off", "is not running", "-",
-   {S::kStarting, S::kIncoming}, 2,                                                  {true,  false,  false,  false, false, false,   false,  false,  false,  true, false,  true,    false,  false,  false,  false,  false, false, false, false, false, false, false}},
+   {S::kStarting, S::kIncoming}, 2,                                                  {true,  false,  false,  false, false, false,   false,  false,  false,  true, false,  true,    false,  false,  false,  false,  false, false, false, false, false, false, false, false}},
   {"starting", "is still being started", "try again once that start has finished",
-   {S::kRunning, S::kPaused, S::kShutOff}, 3,                                        {false, false,  false,  false, false, false,   false,  false,  false,  true, false,  true,    false,  false,  false,  false,  false, false, false, false, false, false, false}},
+   {S::kRunning, S::kPaused, S::kShutOff}, 3,                                        {false, false,  false,  false, false, false,   false,  false,  false,  true, false,  true,    false,  false,  false,  false,  false, false, false, false, false, false, false, false}},
   {"running", "is running", "",
-   {S::kPaused, S::kShuttingDown, S::kMigrating, S::kShutOff}, 4,                    {false, true,   true,   true,  true,  true,    true,   true,   true,   true, true,   true,    true,   true,  true,  true,  true,  true,  true,  true,  true, true, true}},
+   {S::kPaused, S::kShuttingDown, S::kMigrating, S::kShutOff}, 4,                    {false, true,   true,   true,  true,  true,    true,   true,   true,   true, true,   true,    true,   true,  true,  true,  true,  true,  true,  true,  true, true, true, true}},
   {"paused", "is paused", "",
-   {S::kRunning, S::kShuttingDown, S::kMigrating, S::kShutOff}, 4,                   {false, true,   true,   true,  true,  true,    true,   true,   true,   true, true,   true,    true,   true,  true,  true,  true,  true,  true,  true,  true, true, true}},
+   {S::kRunning, S::kShuttingDown, S::kMigrating, S::kShutOff}, 4,                   {false, true,   true,   true,  true,  true,    true,   true,   true,   true, true,   true,    true,   true,  true,  true,  true,  true,  true,  true,  true, true, true, true}},
   {"shutting down", "is shutting down", "",
-   {S::kShutOff, S::kRunning}, 2,                                                    {false, true,   false,  false, false, false,   true,   true,   true,   true, true,   true,    true,   true,  true,  true,  false, false, false, false, false, false, false}},
+   {S::kShutOff, S::kRunning}, 2,                                                    {false, true,   false,  false, false, false,   true,   true,   true,   true, true,   true,    true,   true,  true,  true,  false, false, false, false, false, false, false, false}},
   {"incoming", "is waiting for an incoming migration", "",
-   {S::kRunning, S::kPaused, S::kShutOff}, 3,                                        {false, true,   false,  false, false, false,   true,   true,   false,  true, true,   true,    true,   true,  true,  true,  false, false, false, false, false, false, false}},
+   {S::kRunning, S::kPaused, S::kShutOff}, 3,                                        {false, true,   false,  false, false, false,   true,   true,   false,  true, true,   true,    true,   true,  true,  true,  false, false, false, false, false, false, false, false}},
   {"migrating", "is being migrated", "",
-   {S::kRunning, S::kPaused, S::kShutOff}, 3,                                        {false, true,   true,   true,  false, false,   true,   true,   true,   true, true,   true,    true,   true,  true,  true,  false, false, false, false, false, false, false}},
+   {S::kRunning, S::kPaused, S::kShutOff}, 3,                                        {false, true,   true,   true,  false, false,   true,   true,   true,   true, true,   true,    true,   true,  true,  true,  false, false, false, false, false, false, false, false}},
 }};
 // clang-format on
 
 constexpr std::array<const char*, kVerbCount> kVerbNames = {
     "start", "destroy", "suspend", "resume", "reboot", "shutdown", "qemu-monitor-command", "dominfo", "console", "list",
     "dumpxml", "dumpxml --inactive", "domblklist", "domiflist", "domstats", "domifaddr", "attach-device",
-    "detach-device", "change-media", "setmem", "setvcpus", "update-memory-device", "migrate"};
+    "detach-device", "change-media", "setmem", "setvcpus", "update-memory-device", "migrate", "save"};
 
 const StateRow& Row(S s) { return kTable[static_cast<size_t>(s)]; }
 

@@ -13,7 +13,7 @@
 // not record paused (QEMU does), so the verbs that act on a running domain are accepted in both
 // running and paused, as libvirt accepts them (suspend of a paused domain and resume of a
 // running one do nothing). Incoming: `start --incoming` waits for the guest to come in;
-// migrating: `migrate` is moving it away (launcher/lifecycle/migrate.h); shutting down is `shutdown` waiting for the guest to power off.
+// migrating: `migrate` is moving it away (launcher/lifecycle/migrate.h) or `save` into a file (save.h); shutting down is `shutdown` waiting for the guest to power off.
 #pragma once
 
 #include <string>
@@ -31,9 +31,9 @@ inline constexpr size_t kDomainStateCount = 7;
 enum class Verb {
   kStart, kDestroy, kSuspend, kResume, kReboot, kShutdown, kMonitor, kDominfo, kConsole, kList,
   kDumpxml, kDumpxmlInactive, kDomblklist, kDomiflist, kDomstats, kDomifaddr, kAttachDevice, kDetachDevice,
-  kChangeMedia, kSetmem, kSetvcpus, kUpdateMemoryDevice, kMigrate
+  kChangeMedia, kSetmem, kSetvcpus, kUpdateMemoryDevice, kMigrate, kSave
 };
-inline constexpr size_t kVerbCount = 23;
+inline constexpr size_t kVerbCount = 24;
 
 const char* StateName(DomainState s);  // "shut off", "starting", "running", "paused", ...
 const char* VerbName(Verb v);          // "start", "destroy", ..., "qemu-monitor-command", ...

@@ -16,8 +16,9 @@ json MigrationCapabilities(bool ignore_shared) {
 }
 
 std::string ListenIncoming(qemu::QmpClient& qmp, const MigrationUri& uri, bool ignore_shared,
-                           std::chrono::milliseconds timeout) {
+                           std::chrono::milliseconds timeout, int fd) {
   qmp.Execute("migrate-set-capabilities", {{"capabilities", MigrationCapabilities(ignore_shared)}}, timeout);
+  if (uri.kind == MigrationUri::Kind::kFd) qmp.ExecuteWithFd("getfd", {{"fdname", uri.path}}, fd, timeout);
   try {
     qmp.Execute("migrate-incoming", {{"uri", uri.ForQemu()}}, timeout);
   } catch (const qemu::QmpTimeout&) {

@@ -16,11 +16,11 @@ namespace qlaunch::launcher {
 // supervisor) and, for `migrate --local`, "x-ignore-shared" (RAM in shared memory is not sent).
 nlohmann::json MigrationCapabilities(bool ignore_shared);
 
-// migrate-set-capabilities, migrate-incoming; returns the URI QEMU listens on, as a source would
+// migrate-set-capabilities, (for an fd: URI, `getfd` of `fd` under the URI's name,) migrate-incoming; returns the URI QEMU listens on, as a source would
 // give it to `migrate` (a tcp port 0 replaced by the port QEMU took, from query-migrate's
 // socket-address).
 std::string ListenIncoming(qemu::QmpClient& qmp, const MigrationUri& uri, bool ignore_shared,
-                           std::chrono::milliseconds timeout);
+                           std::chrono::milliseconds timeout, int fd = -1);
 
 // The destination's "incoming" file (state_dir.h) stays until a verb sees that QEMU has the guest:
 // when the file is there and QEMU's status is no longer inmigrate, it is removed, so the domain's

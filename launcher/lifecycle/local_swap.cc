@@ -19,6 +19,7 @@
 #include "launcher/host/qmp_listener.h"
 #include "launcher/lifecycle/domain_session.h"
 #include "launcher/lifecycle/incoming.h"
+#include "launcher/lifecycle/migration_poll.h"
 #include "launcher/lifecycle/inputs.h"
 #include "launcher/lifecycle/running_def.h"
 #include "launcher/lifecycle/start_plan.h"

@@ -7,6 +7,7 @@
 #include "launcher/lifecycle/destroy.h"
 #include "launcher/lifecycle/domain_session.h"
 #include "launcher/lifecycle/migration_drive.h"
+#include "launcher/lifecycle/migration_poll.h"
 #include "launcher/lifecycle/migration_uri.h"
 #include "launcher/lifecycle/start_interrupt.h"
 

@@ -1,91 +1,33 @@
 #include "launcher/lifecycle/migration_drive.h"
 
-#include <signal.h>
-#include <unistd.h>
-
-#include <memory>
 #include <stdexcept>
-#include <thread>
 
-#include "launcher/host/state_dir.h"
 #include "launcher/lifecycle/incoming.h"
-#include "prealloc/progress_line.h"
+#include "launcher/lifecycle/migration_poll.h"
 
 namespace qlaunch::launcher {
 
-namespace {
-
-using nlohmann::json;
-using Clock = std::chrono::steady_clock;
-
-// QEMU refuses a max-bandwidth above SIZE_MAX / 1000 bytes/s; 1 TiB/s stands for "no limit".
-constexpr uint64_t kUnlimitedBandwidth = uint64_t{1} << 40;
-// The largest downtime QEMU takes (2000 s): with it, QEMU switches over at its next check.
-constexpr uint64_t kSwitchOverNowMs = 2000 * 1000;
-
-bool Finished(const std::string& status) {
-  return status == "completed" || status == "failed" || status == "cancelled";
-}
-
-}  // namespace
-
-MigratingMark::MigratingMark(const std::filesystem::path& domain_dir) : file_(domain_dir / "migrating") {
-  AtomicWrite(file_, std::to_string(::getpid()) + " " + std::to_string(RefOf(::getpid()).start_time) + "\n");
-}
-
-MigratingMark::~MigratingMark() {
-  std::error_code ec;
-  std::filesystem::remove(file_, ec);
-}
-
 DriveResult DriveMigration(qemu::QmpClient& qmp, const std::string& name, const std::string& qemu_uri,
                            const DriveOptions& o, const StartInterrupt& interrupt) {
-  DriveResult r;
-  const auto begin = Clock::now();
+  MigrationWait w;
+  w.begin = std::chrono::steady_clock::now();
+  w.timeout = o.timeout;
+  w.timeout_abort = o.timeout_abort;
+  w.progress = o.progress ? "migrate" : nullptr;
+  w.qmp_timeout = o.qmp_timeout;
   qmp.Execute("migrate-set-capabilities", {{"capabilities", MigrationCapabilities(o.ignore_shared)}}, o.qmp_timeout);
   qmp.Execute("migrate-set-parameters",
               {{"max-bandwidth", o.bandwidth_mib ? o.bandwidth_mib << 20 : kUnlimitedBandwidth}}, o.qmp_timeout);
   qmp.Execute("migrate", {{"uri", qemu_uri}}, o.qmp_timeout);
-
-  std::unique_ptr<prealloc::ProgressLine> line;
-  if (o.progress) line = std::make_unique<prealloc::ProgressLine>(stderr, "migrate");
-  std::string why_cancelled;
-  json info;
-  for (;;) {
-    info = qmp.Execute("query-migrate", nullptr, o.qmp_timeout);
-    const std::string status = info.value("status", "");
-    if (Finished(status)) break;
-    if (line && info.contains("ram"))
-      line->Update(info["ram"].value("transferred", uint64_t{0}), info["ram"].value("total", uint64_t{0}));
-    if (why_cancelled.empty() && interrupt.signal()) {
-      why_cancelled = "interrupted by " + std::string(interrupt.signal() == SIGINT ? "SIGINT" : "SIGTERM");
-      qmp.Execute("migrate_cancel", nullptr, o.qmp_timeout);
-    }
-    if (!r.timed_out && why_cancelled.empty() && o.timeout.count() > 0 && Clock::now() - begin >= o.timeout) {
-      if (o.timeout_abort) {
-        why_cancelled = "not done within --timeout " + std::to_string(o.timeout.count() / 1000.0).substr(0, 5) + " s";
-        qmp.Execute("migrate_cancel", nullptr, o.qmp_timeout);
-      } else {  // as virsh's --timeout-action suspend: the guest pauses now, the rest goes across
-        r.timed_out = true;
-        qmp.Execute("migrate-set-parameters", {{"downtime-limit", kSwitchOverNowMs}}, o.qmp_timeout);
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  if (line) line->Finish();
-  const std::string status = info.value("status", "");
-  if (status != "completed") {
+  const MigrationOutcome out = WaitForMigration(qmp, interrupt, w);
+  if (!out.completed()) {
     const std::string now = qmp.Execute("query-status", nullptr, o.qmp_timeout).value("status", "");
-    std::string msg = "migration of domain " + name + " to " + qemu_uri + " " +
-                      (why_cancelled.empty() ? status : "cancelled: " + why_cancelled);
-    if (why_cancelled.empty() && info.contains("error-desc")) msg += ": " + info["error-desc"].get<std::string>();
-    throw std::runtime_error(msg + "; the domain stays here (" + (now.empty() ? "unknown" : now) + ")");
+    throw std::runtime_error(MigrationFailure("migration of domain " + name + " to " + qemu_uri, out) +
+                             "; the domain stays here (" + (now.empty() ? "unknown" : now) + ")");
   }
-  // QEMU says completed a moment before it books the times (migration_calculate_complete).
-  for (int i = 0; i < 50 && info.value("total-time", 0.0) == 0.0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    info = qmp.Execute("query-migrate", nullptr, o.qmp_timeout);
-  }
+  DriveResult r;
+  r.timed_out = out.timed_out;
+  const nlohmann::json& info = out.info;
   r.total_ms = info.value("total-time", 0.0);
   r.setup_ms = info.value("setup-time", 0.0);
   r.downtime_ms = info.value("downtime", 0.0);

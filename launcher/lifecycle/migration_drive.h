@@ -1,13 +1,12 @@
-// The source's half of any migration qlaunch runs (`migrate`, `migrate --local`): the
-// capabilities both ends agree on (incoming.h), the bandwidth, `migrate`, then query-migrate until
-// QEMU says completed, failed or cancelled, acting on SIGINT/SIGTERM (migrate_cancel) and on the
-// timeout meanwhile. QEMU resumes a guest it paused for the switch-over when the migration does
+// The source's half of a migration to another QEMU (`migrate`, `migrate --local`): the
+// capabilities both ends agree on (incoming.h), the bandwidth, `migrate`, then migration_poll.h's
+// wait until QEMU says completed, failed or cancelled, acting on SIGINT/SIGTERM (migrate_cancel) and
+// on the timeout meanwhile. QEMU resumes a guest it paused for the switch-over when the migration does
 // not complete, so a failure here leaves the source as it was.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
-#include <filesystem>
 #include <string>
 
 #include "launcher/lifecycle/start_interrupt.h"
@@ -29,19 +28,6 @@ struct DriveResult {
   bool timed_out = false;  // the timeout struck and the guest was paused to finish
   double total_ms = 0, setup_ms = 0, downtime_ms = 0;
   uint64_t ram_transferred = 0, ram_total = 0;
-};
-
-// The "migrating" file in a domain's state dir (state_dir.h): this process moves the domain away,
-// so it is in state migrating; removed on destruction.
-class MigratingMark {
- public:
-  explicit MigratingMark(const std::filesystem::path& domain_dir);
-  ~MigratingMark();
-  MigratingMark(const MigratingMark&) = delete;
-  MigratingMark& operator=(const MigratingMark&) = delete;
-
- private:
-  std::filesystem::path file_;
 };
 
 // Migrates to `qemu_uri` (as QEMU takes it). Throws std::runtime_error("migration of domain NAME to

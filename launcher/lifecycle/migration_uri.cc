@@ -44,6 +44,7 @@ void SplitHostPort(const std::string& text, const std::string& hp, bool port_req
 
 std::string MigrationUri::ForQemu() const {
   if (kind == Kind::kUnix) return "unix:" + path;
+  if (kind == Kind::kFd) return "fd:" + path;
   const std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
   return "tcp:" + h + ":" + std::to_string(port);
 }

@@ -4,6 +4,8 @@
 //                       for --incoming only; the port QEMU took is reported)
 //   unix:PATH           a UNIX socket; a relative PATH is made absolute here (QEMU runs in /)
 //   ssh://[USER@]HOST[:PORT]   (migrate only) qlaunch prepares the destination itself over ssh
+// and, never from users (the parser refuses it), kFd: "fd:NAME", a file descriptor qlaunch handed
+// QEMU with `getfd` under NAME (`restore` reads its stream from the save file so).
 // Pure: no I/O.
 #pragma once
 
@@ -13,13 +15,13 @@
 namespace qlaunch::launcher {
 
 struct MigrationUri {
-  enum class Kind { kTcp, kUnix, kSsh };
+  enum class Kind { kTcp, kUnix, kSsh, kFd };
   Kind kind = Kind::kTcp;
   std::string host;  // tcp, ssh (without brackets)
   int port = 0;      // tcp; ssh (0: ssh's default)
   std::string user;  // ssh
-  std::string path;  // unix, absolute
-  // As QEMU takes it (tcp, unix): "tcp:HOST:PORT" (IPv6 in brackets), "unix:/abs/path".
+  std::string path;  // unix, absolute; fd: the getfd name
+  // As QEMU takes it (tcp, unix): "tcp:HOST:PORT" (IPv6 in brackets), "unix:/abs/path", "fd:NAME".
   std::string ForQemu() const;
 };
 

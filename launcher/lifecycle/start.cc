@@ -100,11 +100,16 @@ StartReport StartDomain(const StartOptions& opts) {
   StartInterrupt interrupt;
   t.Mark(Phase::kCli);  // everything from qlaunch's first initialiser until here
   std::optional<MigrationUri> incoming;
-  if (!opts.incoming.empty()) {
+  if (opts.incoming_fd >= 0) {
+    incoming.emplace();
+    incoming->kind = MigrationUri::Kind::kFd;
+    incoming->path = "qlaunch-restore";
+  } else if (!opts.incoming.empty()) {
     incoming = ParseMigrationUri(opts.incoming, UriUse::kIncoming, fs::current_path().string());
-    if (opts.run_early) throw std::invalid_argument("--run-early and --incoming exclude each other: an incoming "
-                                                    "guest runs when its migration is in");
   }
+  if (incoming && opts.run_early)
+    throw std::invalid_argument("--run-early and --incoming exclude each other: an incoming guest runs when its "
+                                "migration is in");
 
   // --- inputs: nothing on the host changes until pre-flight has passed ---------------------
   const std::string stdin_xml = ReadStdinIfDash(opts.domain_xml);
@@ -285,7 +290,7 @@ StartReport StartDomain(const StartOptions& opts) {
     BeforeCont(*qmp, plan, qmp_timeout);
     FaultPoint("cont", qemu_proc.get());
     if (incoming) {  // the cont phase of a destination: it listens; the guest runs once it is in
-      report.incoming = ListenIncoming(*qmp, *incoming, opts.ignore_shared, qmp_timeout);
+      report.incoming = ListenIncoming(*qmp, *incoming, opts.ignore_shared, qmp_timeout, opts.incoming_fd);
       claim->WriteFile("incoming", report.incoming + "\n");
       t.Mark(Phase::kCont);
     } else {

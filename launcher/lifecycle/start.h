@@ -44,6 +44,9 @@ struct StartOptions {
   // as for a start, QEMU spawned with `-incoming defer`, then migrate-incoming (incoming.h); the
   // start returns once QEMU listens, the domain in state incoming (its "incoming" file).
   std::string incoming;
+  // Internal (`restore`, restore.h): the stream comes from this fd, positioned where it starts; QEMU
+  // gets it with `getfd` and migrate-incoming "fd:qlaunch-restore". Excludes `incoming`.
+  int incoming_fd = -1;
   bool ignore_shared = false;  // with incoming: x-ignore-shared (`migrate --local`: RAM stays where it is)
 };
 

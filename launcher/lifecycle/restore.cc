@@ -1,0 +1,138 @@
+#include "launcher/lifecycle/restore.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include "launcher/host/qemu_spawn.h"
+#include "launcher/host/state_dir.h"
+#include "launcher/lifecycle/destroy.h"
+#include "launcher/lifecycle/incoming.h"
+#include "launcher/lifecycle/save_file.h"
+#include "launcher/lifecycle/start.h"
+#include "launcher/lifecycle/start_interrupt.h"
+#include "qemu_cmd/qmp_client.h"
+
+namespace qlaunch::launcher {
+
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+double MsSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// The XML as a file for StartDomain (mode 0600), gone with this object.
+struct TempXml {
+  std::string path;
+  explicit TempXml(const std::string& xml) {
+    const fs::path dir = fs::temp_directory_path();
+    std::string tmpl = (dir / "qlaunch-restore-XXXXXX.xml").string();
+    const int fd = ::mkstemps(tmpl.data(), 4);
+    if (fd < 0) throw std::runtime_error("cannot create a temporary file in " + dir.string() + ": " + std::strerror(errno));
+    path = tmpl;
+    const bool ok = ::write(fd, xml.data(), xml.size()) == static_cast<ssize_t>(xml.size());
+    ::close(fd);
+    if (!ok) throw std::runtime_error("cannot write " + path);
+  }
+  ~TempXml() { ::unlink(path.c_str()); }
+};
+
+// QEMU's status once it is no longer inmigrate; throws when QEMU goes (7.2 exits when it cannot
+// load the stream) or `timeout` passes, or on a signal.
+std::string WaitLoaded(qemu::QmpClient& qmp, const StartInterrupt& interrupt, std::chrono::milliseconds qmp_timeout,
+                       std::chrono::milliseconds timeout) {
+  const auto begin = Clock::now();
+  for (;;) {
+    const std::string status = qmp.Execute("query-status", nullptr, qmp_timeout).value("status", "");
+    if (status != "inmigrate") return status;
+    interrupt.ThrowIfInterrupted();
+    if (Clock::now() - begin > timeout)
+      throw std::runtime_error("QEMU did not load the stream within " + std::to_string(timeout.count() / 1000) + " s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+}  // namespace
+
+RestoreReport RestoreDomain(const RestoreOptions& o) {
+  const auto begin = Clock::now();
+  RestoreReport r;
+  r.file = o.file;
+  Fd file{::open(o.file.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) throw std::runtime_error("cannot restore from " + o.file + ": " + std::strerror(errno));
+  const SaveHeader header = ReadSaveHeader(file.fd, o.file);
+  if (::lseek(file.fd, static_cast<off_t>(header.stream_offset), SEEK_SET) < 0)
+    throw std::runtime_error("cannot restore from " + o.file + ": seek: " + std::strerror(errno));
+
+  const StateDir state(o.state_root.empty() ? DefaultStateRoot() : o.state_root);
+  const std::chrono::milliseconds qmp_timeout = o.qmp_timeout.count() > 0 ? o.qmp_timeout : QmpTimeoutFromEnv();
+  {
+    TempXml xml(header.xml);
+    StartOptions so;
+    so.domain_xml = xml.path;
+    so.progress = o.progress;
+    so.state_root = state.root();
+    so.qmp_timeout = qmp_timeout;
+    so.incoming_fd = file.fd;
+    const auto start_begin = Clock::now();
+    r.start = StartDomain(so);  // on failure it has released all it made
+    r.start_ms = MsSince(start_begin);
+    r.fill_ms = r.start.timings.Ms(Phase::kPrealloc);
+  }
+  ::close(file.fd);  // QEMU has its own copy
+  file.fd = -1;
+
+  const std::string& name = r.start.name;
+  const fs::path dir = state.DomainDir(name);
+  const auto load_begin = Clock::now();
+  try {
+    StartInterrupt interrupt;  // SIGINT/SIGTERM: the restore fails, the domain goes
+    auto qmp = qemu::QmpClient::Connect((dir / "qmp.sock").string(), qmp_timeout, /*wait_for_server=*/false);
+    qmp->Execute("qmp_capabilities", nullptr, qmp_timeout);
+    r.state = WaitLoaded(*qmp, interrupt, qmp_timeout, o.load_timeout);
+    r.load_ms = MsSince(load_begin);
+    if (r.state == "paused" && header.ran) {
+      qmp->Execute("cont", nullptr, qmp_timeout);
+      r.state = qmp->Execute("query-status", nullptr, qmp_timeout).value("status", "");
+    }
+    if (r.state != "running" && r.state != "paused")
+      throw std::runtime_error("QEMU's status after loading is " + r.state);
+  } catch (const std::exception& e) {
+    std::string msg = "restore of domain " + name + " from " + o.file + " failed: " + e.what();
+    const std::string tail = LogTail(dir / "qemu.log");
+    if (!tail.empty()) msg += "\nqemu.log:\n" + tail;
+    try {
+      DestroyDomain(state, name);
+    } catch (const NotRunningError&) {  // QEMU is gone already; its stale entry went with the check
+    }
+    throw std::runtime_error(msg);
+  }
+  SettleIncoming(state, name);
+  r.wall_ms = MsSince(begin);
+  return r;
+}
+
+json ToJson(const RestoreReport& r) {
+  json j = ToJson(r.start);
+  json out = {{"name", r.start.name}, {"pid", r.start.pid},      {"file", r.file},       {"state", r.state},
+              {"start_ms", r.start_ms}, {"fill_ms", r.fill_ms}, {"load_ms", r.load_ms}, {"wall_ms", r.wall_ms}};
+  out["prealloc"] = j["prealloc"];
+  out["timings_ms"] = j["timings_ms"];
+  return out;
+}
+
+}  // namespace qlaunch::launcher

@@ -98,8 +98,9 @@ void AddMigrateCommand(CLI::App& app, CommandAction* action) {
       "          qlaunch migrate vm1 --local --qemu /opt/qemu-8.2/bin/qemu-system-x86_64");
   sub->add_option("NAME", o->m.name, "the domain's <name>")->required();
   sub->add_option("URI", o->m.uri, "where the destination listens: tcp:HOST:PORT or unix:PATH; or the host to prepare\n"
-                  "it on: ssh://[USER@]HOST[:PORT]")
-      ->required();
+                  "it on: ssh://[USER@]HOST[:PORT]; none with --local");
+  sub->add_flag("--local", o->local, "replace the domain's QEMU on this host without copying shared memory");
+  sub->add_option("--qemu", o->qemu, "with --local: the new QEMU binary (default: the one it runs now)");
   sub->add_flag("--live", o->live, "accepted as virsh users type it: qlaunch always migrates live");
   sub->add_option("--timeout", o->timeout_s,
                   "seconds after which --timeout-action is taken if the migration has not finished");

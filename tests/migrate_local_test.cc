@@ -24,9 +24,7 @@ class MigrateLocalTest : public LaunchTest {
  protected:
   void SetUp() override {
     LaunchTest::SetUp();
-    if (std::string why = CheckQemuVersion(kQemu72, "7.2"); !why.empty()) GTEST_SKIP() << why;
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root (hugepage pool, QEMU's user)";
-    if (DefaultHugepageBytes() != (2u << 20)) GTEST_SKIP() << "default hugepages are not 2 MiB";
+    if (std::string why = WhyNoHugepageQemu72(); !why.empty()) GTEST_SKIP() << why;
     dom_.name = "qlaunch-swap";
     dom_.cells = 2;
     dom_.cell_mib = 64;

@@ -14,6 +14,7 @@
 
 #include "domain/parser.h"
 #include "launcher/host/device_host.h"
+#include "launcher/host/qemu_memfds.h"
 #include "launcher/host/qemu_spawn.h"
 #include "launcher/host/qemu_user.h"
 #include "launcher/host/qmp_listener.h"
@@ -42,21 +43,12 @@ struct OwnedFds {
   }
 };
 
-// qlaunch's memfds of domain `name` that QEMU `pid` holds ("memfd:qlaunch:<name>:<backend id>"),
-// opened again by backend id.
+// qlaunch's memfds of domain `name` that QEMU `pid` holds, opened again by backend id.
 void OpenQemuMemfds(pid_t pid, const std::string& name, OwnedFds* out) {
-  const std::string prefix = "/memfd:qlaunch:" + name + ":";
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
-    std::error_code link_ec;
-    std::string target = fs::read_symlink(e.path(), link_ec).string();
-    if (target.rfind(prefix, 0) != 0) continue;
-    target = target.substr(prefix.size());
-    if (const size_t deleted = target.find(" (deleted)"); deleted != std::string::npos) target.resize(deleted);
-    if (out->by_backend.count(target)) continue;  // QEMU holds each twice: inherited and opened
-    const int fd = ::open(e.path().c_str(), O_RDWR | O_CLOEXEC);
-    if (fd < 0) throw std::runtime_error("cannot open " + e.path().string() + " (" + target + "): " + std::strerror(errno));
-    out->by_backend[target] = fd;
+  for (const auto& [id, path] : QemuMemfds(pid, name)) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) throw std::runtime_error("cannot open " + path.string() + " (" + id + "): " + std::strerror(errno));
+    out->by_backend[id] = fd;
   }
 }
 
@@ -191,20 +183,17 @@ LocalSwapReport SwapQemu(const StateDir& state, const LocalSwapOptions& o) {
 }
 
 json ToJson(const LocalSwapReport& r) {
-  return json{{"name", r.name},
-              {"local", true},
-              {"status", "completed"},
-              {"emulator", r.emulator},
-              {"old_pid", r.old_pid},
-              {"new_pid", r.new_pid},
-              {"handed_over_bytes", r.handed_over_bytes},
-              {"ready_ms", r.ready_ms},
-              {"total_time_ms", r.drive.total_ms},
-              {"setup_time_ms", r.drive.setup_ms},
-              {"downtime_ms", r.drive.downtime_ms},
-              {"ram_transferred_bytes", r.drive.ram_transferred},
-              {"ram_total_bytes", r.drive.ram_total},
-              {"wall_ms", r.wall_ms}};
+  json j{{"name", r.name},
+         {"local", true},
+         {"status", "completed"},
+         {"emulator", r.emulator},
+         {"old_pid", r.old_pid},
+         {"new_pid", r.new_pid},
+         {"handed_over_bytes", r.handed_over_bytes},
+         {"ready_ms", r.ready_ms},
+         {"wall_ms", r.wall_ms}};
+  j.update(ToJson(r.drive));
+  return j;
 }
 
 }  // namespace qlaunch::launcher

@@ -47,16 +47,11 @@ MigrateReport MigrateDomain(const StateDir& state, const MigrateOptions& o) {
 
 json ToJson(const MigrateReport& r) {
   json j{{"name", r.name},
-              {"uri", r.uri},
-              {"status", "completed"},
-              {"source_state", r.source_state},
-              {"timed_out", r.drive.timed_out},
-              {"total_time_ms", r.drive.total_ms},
-              {"setup_time_ms", r.drive.setup_ms},
-              {"downtime_ms", r.drive.downtime_ms},
-              {"ram_transferred_bytes", r.drive.ram_transferred},
-              {"ram_total_bytes", r.drive.ram_total},
-              {"wall_ms", r.wall_ms}};
+         {"uri", r.uri},
+         {"status", "completed"},
+         {"source_state", r.source_state},
+         {"wall_ms", r.wall_ms}};
+  j.update(ToJson(r.drive));
   if (!r.destination.is_null()) j["destination"] = r.destination;
   return j;
 }

@@ -38,4 +38,13 @@ DriveResult DriveMigration(qemu::QmpClient& qmp, const std::string& name, const 
   return r;
 }
 
+nlohmann::json ToJson(const DriveResult& r) {
+  return {{"timed_out", r.timed_out},
+          {"total_time_ms", r.total_ms},
+          {"setup_time_ms", r.setup_ms},
+          {"downtime_ms", r.downtime_ms},
+          {"ram_transferred_bytes", r.ram_transferred},
+          {"ram_total_bytes", r.ram_total}};
+}
+
 }  // namespace qlaunch::launcher

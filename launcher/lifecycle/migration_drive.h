@@ -30,6 +30,9 @@ struct DriveResult {
   uint64_t ram_transferred = 0, ram_total = 0;
 };
 
+// {"timed_out","total_time_ms","setup_time_ms","downtime_ms","ram_transferred_bytes","ram_total_bytes"}
+nlohmann::json ToJson(const DriveResult& r);
+
 // Migrates to `qemu_uri` (as QEMU takes it). Throws std::runtime_error("migration of domain NAME to
 // URI failed: <QEMU's error> | cancelled: <why>; the domain stays here (<its status now>)").
 DriveResult DriveMigration(qemu::QmpClient& qmp, const std::string& name, const std::string& qemu_uri,

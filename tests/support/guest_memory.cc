@@ -12,6 +12,8 @@
 #include <random>
 #include <set>
 
+#include "launcher/host/qemu_memfds.h"
+
 namespace qlaunch::testing {
 
 namespace {
@@ -21,17 +23,7 @@ namespace fs = std::filesystem;
 // Calls fn(backend id, mapping, size) once per memfd of the domain that QEMU `pid` holds.
 void ForEachMemfd(pid_t pid, const std::string& domain, int prot,
                   const std::function<void(const std::string&, void*, size_t)>& fn) {
-  const std::string prefix = "/memfd:qlaunch:" + domain + ":";
-  std::map<std::string, fs::path> by_id;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
-    std::error_code link_ec;
-    std::string target = fs::read_symlink(e.path(), link_ec).string();
-    if (target.rfind(prefix, 0) != 0) continue;
-    target = target.substr(prefix.size());
-    if (const size_t d = target.find(" (deleted)"); d != std::string::npos) target.resize(d);
-    by_id.emplace(target, e.path());
-  }
+  const std::map<std::string, fs::path> by_id = launcher::QemuMemfds(pid, domain);
   for (const auto& [id, path] : by_id) {
     const int fd = ::open(path.c_str(), prot & PROT_WRITE ? O_RDWR : O_RDONLY);
     if (fd < 0) continue;

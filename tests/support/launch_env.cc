@@ -82,6 +82,13 @@ std::string SmallDomainXml(const SmallDomain& d) {
   return x.str();
 }
 
+std::string WhyNoHugepageQemu72() {
+  if (std::string why = CheckQemuVersion(kQemu72, "7.2"); !why.empty()) return why;
+  if (::geteuid() != 0) return "needs root (hugepage pool, QEMU's user)";
+  if (DefaultHugepageBytes() != (2u << 20)) return "default hugepages are not 2 MiB";
+  return "";
+}
+
 bool KvmWorks() { return MissingHardware("kvm").empty(); }
 
 bool PidGone(pid_t pid) {

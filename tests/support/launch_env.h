@@ -23,6 +23,9 @@ inline constexpr const char* kQemu52 = "/opt/qlaunch/qemu-5.2/bin/qemu-system-x8
 
 // "" when `binary` runs and reports "QEMU emulator version <major.minor>...", else why not.
 std::string CheckQemuVersion(const std::string& binary, const std::string& major_minor);
+// "" when a test can run QEMU 7.2 on 2 MiB hugepages here (QEMU 7.2 installed, root for the pool
+// and QEMU's user, 2 MiB default pages), else why not: a reason for GTEST_SKIP.
+std::string WhyNoHugepageQemu72();
 
 struct SmallDomain {
   std::string name = "qlaunch-it";

@@ -1,7 +1,6 @@
 #include "launcher/lifecycle/restore.h"
 
 #include <fcntl.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -35,22 +34,6 @@ struct Fd {
   }
 };
 
-// The XML as a file for StartDomain (mode 0600), gone with this object.
-struct TempXml {
-  std::string path;
-  explicit TempXml(const std::string& xml) {
-    const fs::path dir = fs::temp_directory_path();
-    std::string tmpl = (dir / "qlaunch-restore-XXXXXX.xml").string();
-    const int fd = ::mkstemps(tmpl.data(), 4);
-    if (fd < 0) throw std::runtime_error("cannot create a temporary file in " + dir.string() + ": " + std::strerror(errno));
-    path = tmpl;
-    const bool ok = ::write(fd, xml.data(), xml.size()) == static_cast<ssize_t>(xml.size());
-    ::close(fd);
-    if (!ok) throw std::runtime_error("cannot write " + path);
-  }
-  ~TempXml() { ::unlink(path.c_str()); }
-};
-
 // QEMU's status once it is no longer inmigrate; throws when QEMU goes (7.2 exits when it cannot
 // load the stream) or `timeout` passes, or on a signal.
 std::string WaitLoaded(qemu::QmpClient& qmp, const StartInterrupt& interrupt, std::chrono::milliseconds qmp_timeout,
@@ -81,9 +64,9 @@ RestoreReport RestoreDomain(const RestoreOptions& o) {
   const StateDir state(o.state_root.empty() ? DefaultStateRoot() : o.state_root);
   const std::chrono::milliseconds qmp_timeout = o.qmp_timeout.count() > 0 ? o.qmp_timeout : QmpTimeoutFromEnv();
   {
-    TempXml xml(header.xml);
     StartOptions so;
-    so.domain_xml = xml.path;
+    so.domain_xml = o.file + " (its saved XML)";  // for diagnostics; the XML is the header's
+    so.domain_xml_text = header.xml;
     so.progress = o.progress;
     so.state_root = state.root();
     so.qmp_timeout = qmp_timeout;

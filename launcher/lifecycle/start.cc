@@ -80,9 +80,8 @@ std::string ReadWholeFile(const std::string& path) {
   return ss.str();
 }
 
-// DOMAIN.xml "-": the XML from stdin (as `migrate ssh://` sends it), read once; "" otherwise.
-std::string ReadStdinIfDash(const std::string& domain_xml) {
-  if (domain_xml != "-") return "";
+// DOMAIN.xml "-": the XML from stdin (as `migrate ssh://` sends it), read once.
+std::string ReadStdin() {
   std::ostringstream ss;
   ss << std::cin.rdbuf();
   if (ss.str().empty()) throw std::runtime_error("<stdin>: no domain XML on standard input");
@@ -112,9 +111,11 @@ StartReport StartDomain(const StartOptions& opts) {
                                 "migration is in");
 
   // --- inputs: nothing on the host changes until pre-flight has passed ---------------------
-  const std::string stdin_xml = ReadStdinIfDash(opts.domain_xml);
+  std::optional<std::string> xml_text = opts.domain_xml_text;
+  if (!xml_text && opts.domain_xml == "-") xml_text = ReadStdin();
   domain::DomainDef def =
-      opts.domain_xml == "-" ? LoadDomainText(stdin_xml, "<stdin>") : LoadDomain(opts.domain_xml);
+      xml_text ? LoadDomainText(*xml_text, opts.domain_xml == "-" ? "<stdin>" : opts.domain_xml)
+               : LoadDomain(opts.domain_xml);
   report.name = def.name;
   report.lifecycle = def.lifecycle;
   CheckDomainName(def.name);
@@ -199,7 +200,7 @@ StartReport StartDomain(const StartOptions& opts) {
   state.WithLock([&] { RelabelForQemu(LabelTargets(def), qemu_user, dir); });
   std::optional<DomainCgroup> cgroup = DomainCgroup::Create(def.name, PlanCgroupCpuset(def, plan), &report.notes);
   if (cgroup) claim->WriteFile("cgroup", cgroup->dir().string() + "\n");
-  claim->WriteFile("domain.xml", opts.domain_xml == "-" ? stdin_xml : ReadWholeFile(opts.domain_xml));
+  claim->WriteFile("domain.xml", xml_text ? *xml_text : ReadWholeFile(opts.domain_xml));
   claim->WriteFile("plan.json", qemu::ToJson(plan).dump(2) + "\n");
   MakeMemPathDirs(plan, host, popts.memory_backing_dir, qemu_user, &*claim);
   device_host.Create();

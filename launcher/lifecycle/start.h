@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "launcher/lifecycle/timings.h"
@@ -31,6 +32,9 @@ std::chrono::milliseconds QmpTimeoutFromEnv();
 
 struct StartOptions {
   std::string domain_xml;  // a path, or "-": the XML on stdin (diagnostics name "<stdin>")
+  // The XML itself, already read (restore: from the save file's header); domain_xml then only names
+  // where it came from, in diagnostics. nullopt: read domain_xml (or stdin for "-").
+  std::optional<std::string> domain_xml_text;
   std::string qemu;   // --qemu; "" = the domain's <emulator>, else /usr/bin/qemu-system-x86_64
   qemu::PreallocMode prealloc = qemu::PreallocMode::kAuto;
   std::string sysfs;  // "" = the real /sys

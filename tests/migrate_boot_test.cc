@@ -4,7 +4,8 @@
 // changed), then `migrate NAME URI` on the source. The guest (Debian's kernel, a busybox
 // initramfs whose /init is tests/boot/migrate-init) fills 64 MiB of its RAM, reports its MD5,
 // and counts on its serial port: after the move the destination's console goes on from the
-// source's last count and sums the buffer to the same MD5. Two 128 MiB NUMA cells on shared
+// source's last count and sums the buffer to the same MD5. And `migrate --local` of the same guest: a new QEMU
+// given its memfds, the count going on in the one serial log. Two 128 MiB NUMA cells on shared
 // 2 MiB hugetlb memfds, a raw virtio disk, a virtio NIC on user networking. Under TCG (nested
 // KVM guests hang in early boot here). And the failures: a destination nobody listens on (the
 // source runs on), a destination short of hugepages (refused before anything is made).
@@ -343,6 +344,47 @@ TEST_F(MigrateTest, APausedSourceArrivesPaused) {
 
   EXPECT_EQ(Qlaunch({"destroy", name}, B()).exit_code, 0);
   ExpectHostClean(name, dest_pid, free_before_, OtherStateDir("b"));
+  ExpectNothingLeft(name, free_before_);
+}
+
+// `migrate --local`: a new QEMU under the running guest, given the same memfds, the guest's RAM
+// not sent. Both QEMUs append to the one serial log (append=on), so the count goes on in it.
+TEST_F(MigrateTest, ABootedGuestCountsOnUnderANewQemuGivenItsMemoryByFd) {
+  const std::string name = "mig-local";
+  ASSERT_NO_FATAL_FAILURE(BootSource(name));
+  const size_t resums_before = source_.Reports("resum").size();
+  const uint64_t seen = LastCount(source_);
+
+  RunResult swapped = Qlaunch({"migrate", name, "--local", "--json"}, {}, std::chrono::minutes(2));
+  ASSERT_EQ(swapped.exit_code, 0) << swapped.Describe();
+  const json m = json::parse(swapped.out);
+  const pid_t new_pid = m.value("new_pid", 0);
+  EXPECT_EQ(m.value("old_pid", 0), source_pid_) << m.dump();
+  EXPECT_EQ(m.value("handed_over_bytes", uint64_t{0}), kGuestPages * 2 * MiB) << m.dump();
+  // The 64 MiB random buffer lies in the handed-over memory: it must not travel.
+  EXPECT_LT(m.value("ram_transferred_bytes", uint64_t{1} << 40), 16 * MiB) << m.dump();
+  ExpectQemuGone(source_pid_);
+  EXPECT_EQ(Listed(name).value("state", ""), "running");
+  EXPECT_EQ(Listed(name).value("pid", 0), new_pid);
+  ExpectUnprivileged(new_pid);
+  EXPECT_EQ(HugepagesFree(), free_before_ - kGuestPages) << "the same pages, none more";
+
+  // The guest goes on from where it was, without a second boot, and a fresh sum of its buffer
+  // (summed after the swap) is the first.
+  EXPECT_GT(CountPasses(source_, seen + 3, seconds(60)), seen + 3) << Slurp(source_.serial);
+  const std::vector<std::string> counts = source_.Reports("count");
+  for (size_t i = 1; i < counts.size(); ++i)
+    EXPECT_EQ(std::stoull(counts[i]), std::stoull(counts[i - 1]) + 1) << "the count jumped or restarted";
+  EXPECT_EQ(source_.Reports("sum").size(), 1u) << "the guest booted again:\n" << Slurp(source_.serial);
+  for (auto end = std::chrono::steady_clock::now() + seconds(60);
+       source_.Reports("resum").size() <= resums_before && std::chrono::steady_clock::now() < end;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_GT(source_.Reports("resum").size(), resums_before) << Slurp(source_.serial);
+  ExpectEveryResum(source_);
+
+  RunResult destroyed = Qlaunch({"destroy", name});
+  EXPECT_EQ(destroyed.exit_code, 0) << destroyed.Describe();
+  ExpectHostClean(name, new_pid, free_before_);
   ExpectNothingLeft(name, free_before_);
 }
 

@@ -6,6 +6,8 @@
 //     the cut stream and its state goes;
 //   - the destination's QEMU killed: migrate fails saying so, the source runs on;
 //   - the source's QEMU killed: migrate fails, the destination ends, nothing is left anywhere;
+//   - the destination's QEMU killed with a tap and a disk image at both ends: only its own tap
+//     goes, the image keeps the owner the running source needs;
 //   - a source under `qlaunch run` that migrates away: run exits 6 and the guest runs on the
 //     destination.
 // After each: the free hugepages are what the surviving domain holds, no stray state.
@@ -14,6 +16,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <thread>
 
 #include "support/guest_memory.h"
@@ -157,6 +164,75 @@ TEST_F(MigrateFailureTest, ASourceThatDiesTakesTheHalfLoadedDestinationWithIt) {
   EXPECT_TRUE(PidGone(dest));
   EXPECT_FALSE(fs::exists(tmp() / "dest" / dom_.name));
   ExpectHostClean(dom_.name, src, free_before_);
+}
+
+// With what each end makes on the host: a tap on a bridge (each end makes its own) and a disk image
+// given to QEMU's user (shared storage: the same path at both ends). The destination is planned
+// from the source's live XML, as a user moving a running guest has it. Its QEMU dies half-way:
+// its tap goes, the source keeps its tap on the bridge and its image keeps the owner the source
+// gave it; once the source is destroyed, no tap is left and the image is root's again.
+TEST_F(MigrateFailureTest, ADestinationThatDiesTakesOnlyItsOwnTapAndTheImageKeepsItsOwner) {
+  const char* bridge = "qlmigbr0";
+  const fs::path brif = fs::path("/sys/class/net") / bridge / "brif";
+  ASSERT_FALSE(fs::exists(brif.parent_path())) << bridge << " exists already";
+  ASSERT_EQ(std::system((std::string("ip link add ") + bridge + " type bridge && ip link set " + bridge + " up").c_str()), 0);
+  struct DelBridge {
+    const char* name;
+    ~DelBridge() { std::system((std::string("ip link del ") + name + " 2>/dev/null").c_str()); }
+  } del_bridge{bridge};
+  auto ports = [&] {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (fs::directory_iterator it(brif, ec), end; !ec && it != end; it.increment(ec))
+      names.push_back(it->path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  auto owner = [](const fs::path& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 ? std::to_string(st.st_uid) + ":" + std::to_string(st.st_gid) : "(gone)";
+  };
+  const fs::path image = tmp() / "shared.raw";
+  std::ofstream(image) << std::string(1 << 20, '\0');
+  ASSERT_EQ(::chown(image.c_str(), 0, 0), 0);
+  const passwd* pw = ::getpwnam("qlaunch-qemu");
+  ASSERT_NE(pw, nullptr);
+  const std::string qemu_owner = std::to_string(pw->pw_uid) + ":" + std::to_string(pw->pw_gid);
+
+  dom_.devices_extra = "    <disk type='file' device='disk'><driver name='qemu' type='raw'/><source file='" +
+                       image.string() + "'/><target dev='vda' bus='virtio'/></disk>\n"
+                       "    <interface type='bridge'><source bridge='" + std::string(bridge) +
+                       "'/><model type='virtio'/></interface>\n";
+  RunResult s = Qlaunch({"start", "--json", WriteDomain(dom_)});
+  ASSERT_EQ(s.exit_code, 0) << s.Describe();
+  const pid_t src = nlohmann::json::parse(s.out, nullptr, false).value("pid", 0);
+  const std::vector<std::string> source_tap = ports();
+  ASSERT_EQ(source_tap.size(), 1u);
+  EXPECT_EQ(owner(image), qemu_owner);
+  ASSERT_EQ(FillQemuMemfds(src, dom_.name, 43), 2);
+
+  RunResult live = Qlaunch({"dumpxml", dom_.name});
+  ASSERT_EQ(live.exit_code, 0) << live.Describe();
+  EXPECT_NE(live.out.find("<target dev=\"" + source_tap[0] + "\"/>"), std::string::npos) << live.out;
+  const fs::path dest_xml = tmp() / "dest.xml";
+  std::ofstream(dest_xml) << live.out;
+  RunResult d = Qlaunch({"start", "--incoming", uri_, "--json", dest_xml.string()}, Dest());
+  ASSERT_EQ(d.exit_code, 0) << d.Describe();
+  const pid_t dest = nlohmann::json::parse(d.out, nullptr, false).value("pid", 0);
+  ASSERT_EQ(ports().size(), 2u) << "the destination makes a tap of its own";
+
+  auto migrate = SlowMigrate();
+  ::kill(dest, SIGKILL);
+  RunResult r = migrate->Wait(milliseconds(60000));
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  ExpectSourceRunsAlone(src);
+  EXPECT_EQ(ports(), source_tap) << "the destination's tap outlived it, or the source's went";
+  EXPECT_EQ(owner(image), qemu_owner) << "the running source's image was given back under it";
+
+  EXPECT_EQ(Qlaunch({"destroy", dom_.name}).exit_code, 0);
+  ExpectHostClean(dom_.name, src, free_before_);
+  EXPECT_EQ(ports(), std::vector<std::string>{});
+  EXPECT_EQ(owner(image), "0:0");
 }
 
 TEST_F(MigrateFailureTest, ASourceUnderRunExitsSixWhenItsDomainMigratedAway) {

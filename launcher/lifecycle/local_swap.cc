@@ -73,6 +73,10 @@ LocalSwapReport SwapQemu(const StateDir& state, const LocalSwapOptions& o) {
 
   // --- the new QEMU's plan: the running definition, qlaunch's memfds on the planned fds --------
   domain::DomainDef def = domain::ParseDomainFile(RunningXmlPath(dir).string());
+  // A log file (serial, console, channel) goes on in the same file: the new QEMU appends to what
+  // the old one wrote instead of truncating it. The running XML is left as the user wrote it.
+  for (domain::CharDev& c : def.devices.chardevs)
+    if (c.type == "file") c.append = true;
   r.emulator = o.qemu.empty() ? fs::read_symlink("/proc/" + std::to_string(r.old_pid) + "/exe", ec).string() : o.qemu;
   if (r.emulator.empty()) throw std::runtime_error(Refused(o.name, "runs a QEMU whose binary cannot be read"));
   numa::HostTopology host = LoadHost("");

@@ -4,10 +4,10 @@
 // changed), then `migrate NAME URI` on the source. The guest (Debian's kernel, a busybox
 // initramfs whose /init is tests/boot/migrate-init) fills 64 MiB of its RAM, reports its MD5,
 // and counts on its serial port: after the move the destination's console goes on from the
-// source's last count and sums the buffer to the same MD5. And `migrate --local` of the same guest: a new QEMU
-// given its memfds, the count going on in the one serial log. Two 128 MiB NUMA cells on shared
-// 2 MiB hugetlb memfds, a raw virtio disk, a virtio NIC on user networking. Under TCG (nested
-// KVM guests hang in early boot here). And the failures: a destination nobody listens on (the
+// source's last count and sums the buffer to the same MD5. And `migrate --local` of the same
+// guest: a new QEMU given its memfds, the count going on in the one serial log. Two 128 MiB NUMA
+// cells on shared 2 MiB hugetlb memfds, a raw virtio disk, a virtio NIC on user networking.
+// Under TCG (nested KVM guests hang in early boot here). And the failures: a destination nobody listens on (the
 // source runs on), a destination short of hugepages (refused before anything is made).
 
 #include <pwd.h>

@@ -175,7 +175,8 @@ TEST_F(MigrateFailureTest, ADestinationThatDiesTakesOnlyItsOwnTapAndTheImageKeep
   const char* bridge = "qlmigbr0";
   const fs::path brif = fs::path("/sys/class/net") / bridge / "brif";
   ASSERT_FALSE(fs::exists(brif.parent_path())) << bridge << " exists already";
-  ASSERT_EQ(std::system((std::string("ip link add ") + bridge + " type bridge && ip link set " + bridge + " up").c_str()), 0);
+  const std::string make = std::string("ip link add ") + bridge + " type bridge && ip link set " + bridge + " up";
+  ASSERT_EQ(std::system(make.c_str()), 0);
   struct DelBridge {
     const char* name;
     ~DelBridge() { std::system((std::string("ip link del ") + name + " 2>/dev/null").c_str()); }

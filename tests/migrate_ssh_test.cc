@@ -1,18 +1,24 @@
 // `qlaunch migrate NAME ssh://...` between two "hosts" on this machine (two state roots), through a
 // real sshd of the test's own on 127.0.0.1 (host key, client key and config in the test's temp dir):
 // the destination prepared over ssh from the live XML on stdin (`start --incoming ... -`), the guest
-// moved, the source released; and a destination that cannot start leaves the source as it was.
+// moved, the source released; a destination that cannot start leaves the source as it was; and a
+// migration that breaks half-way (the destination's QEMU killed, or SIGINT to migrate) leaves the
+// source running and nothing of the destination prepared over ssh (the guest's memory filled with
+// random bytes and the bandwidth capped at 1 MiB/s, so the copy lasts long enough to break it).
 // Also `start -`: the XML from stdin, its errors naming <stdin>.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <thread>
 
+#include "support/guest_memory.h"
 #include "support/launch_env.h"
 #include "support/slurp.h"
 
@@ -35,6 +41,12 @@ int FreePort() {
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   ::close(fd);
   return ntohs(a.sin_port);
+}
+
+// Our child `pid` has not exited (it is left unreaped for RunningProcess::Wait).
+bool StillRuns(pid_t pid) {
+  siginfo_t si{};
+  return ::waitid(P_PID, static_cast<id_t>(pid), &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == 0;
 }
 
 bool Accepts(int port) {
@@ -79,6 +91,11 @@ class MigrateSshTest : public LaunchTest {
 
   void TearDown() override {
     if (sshd_) StopSshd();
+    // What a failed test left on the destination's root (not one LaunchTest::TearDown knows).
+    std::error_code ec;
+    if (fs::is_directory(DestRoot(), ec))
+      for (const auto& e : fs::directory_iterator(DestRoot(), ec))
+        if (e.is_directory()) Qlaunch({"destroy", e.path().filename().string()}, DestEnv());
     LaunchTest::TearDown();
   }
 
@@ -94,16 +111,84 @@ class MigrateSshTest : public LaunchTest {
   fs::path DestRoot() const { return tmp() / "dest-state"; }
   Env DestEnv() const { return Env{{"QLAUNCH_STATE_DIR", DestRoot().string()}}; }
 
-  // qlaunch migrate NAME ssh://root@127.0.0.1:PORT, the destination's qlaunch `remote`.
+  std::string SshUri() const { return "ssh://root@127.0.0.1:" + std::to_string(port_); }
+  // migrate NAME ssh://root@127.0.0.1:PORT --json, the destination's qlaunch `remote`, then `more`.
+  std::vector<std::string> MigrateArgs(const std::string& name, const std::string& remote,
+                                       const std::vector<std::string>& more = {}) const {
+    std::vector<std::string> args{"migrate", name, SshUri(), "--remote-qlaunch", remote, "--ssh-identity",
+                                  (ssh_dir_ / "client_key").string(), "--ssh-option", "StrictHostKeyChecking=no",
+                                  "--ssh-option", "UserKnownHostsFile=/dev/null", "--ssh-option", "LogLevel=ERROR",
+                                  "--json"};
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  }
   RunResult MigrateOverSsh(const std::string& name, const std::string& remote) {
-    return Qlaunch({"migrate", name, "ssh://root@127.0.0.1:" + std::to_string(port_), "--remote-qlaunch", remote,
-                    "--ssh-identity", (ssh_dir_ / "client_key").string(), "--ssh-option",
-                    "StrictHostKeyChecking=no", "--ssh-option", "UserKnownHostsFile=/dev/null", "--ssh-option",
-                    "LogLevel=ERROR", "--json"});
+    return Qlaunch(MigrateArgs(name, remote));
   }
   std::string RemoteQlaunch() const {
     return "env QLAUNCH_STATE_DIR=" + DestRoot().string() + " QLAUNCH_CACHE_DIR=" + (tmp() / "cache").string() + " " +
            QlaunchBinary();
+  }
+
+  // The state `list --json` under `env` shows for `name` ("" when it is not listed), and its pid.
+  std::pair<std::string, pid_t> Listed(const std::string& name, const Env& env = {}) {
+    const json all = json::parse(Qlaunch({"list", "--json"}, env).out, nullptr, false);
+    if (all.is_array())
+      for (const auto& e : all)
+        if (e.value("name", "") == name) return {e.value("state", ""), e["pid"].is_number() ? e["pid"].get<pid_t>() : 0};
+    return {"", 0};
+  }
+  // query-migrate's status on the destination's QEMU ("active" once the stream flows in).
+  std::string DestMigrationStatus(const std::string& name) {
+    RunResult q = Qlaunch({"qemu-monitor-command", name, R"({"execute":"query-migrate"})"}, DestEnv());
+    const json j = json::parse(q.out, nullptr, false);  // {"return":{"status":...}}
+    return j.is_object() && j.contains("return") && j["return"].is_object() ? j["return"].value("status", "") : "";
+  }
+
+  // A migration over ssh that is slow to finish, caught in the middle: `d` started here and its
+  // memory filled with random bytes, `migrate ... --bandwidth 1` running in the background, the
+  // destination prepared over ssh and the stream flowing into it for a while.
+  struct Breaking {
+    pid_t source = 0, dest = 0;  // the two QEMUs; dest from the destination root's pid file
+    std::unique_ptr<RunningProcess> migrate;
+  };
+  Breaking StartSlowMigration(const SmallDomain& d) {
+    Breaking b;
+    RunResult start = Qlaunch({"start", "--json", WriteDomain(d)});
+    EXPECT_EQ(start.exit_code, 0) << start.Describe();
+    b.source = json::parse(start.out, nullptr, false).value("pid", 0);
+    EXPECT_EQ(FillQemuMemfds(b.source, d.name, 42), 2) << "QEMU's memfds of " << d.name;
+    std::vector<std::string> argv = MigrateArgs(d.name, RemoteQlaunch(), {"--bandwidth", "1"});
+    argv.insert(argv.begin(), QlaunchBinary());
+    b.migrate = std::make_unique<RunningProcess>(argv, BaseEnv());
+    bool active = false;
+    for (int i = 0; i < 300 && !active && StillRuns(b.migrate->pid()); ++i) {  // the remote start, the first bytes
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      active = fs::exists(DestRoot() / d.name / "pid") && DestMigrationStatus(d.name) == "active";
+    }
+    EXPECT_TRUE(active) << "no incoming migration on the destination: " << b.migrate->ErrSoFar();
+    EXPECT_EQ(Listed(d.name).first, "migrating");
+    EXPECT_EQ(Listed(d.name, DestEnv()).first, "incoming");
+    b.dest = std::atoi(Slurp(DestRoot() / d.name / "pid").c_str());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // well into the copy (128 MiB at 1 MiB/s)
+    EXPECT_TRUE(StillRuns(b.migrate->pid())) << "migrate ended early: " << b.migrate->ErrSoFar();
+    return b;
+  }
+
+  // The source as it was: the same QEMU, running, answering.
+  void ExpectSourceRunsOn(const std::string& name, pid_t source) {
+    EXPECT_EQ(Listed(name), std::make_pair(std::string("running"), source));
+    RunResult status = Qlaunch({"qemu-monitor-command", name, R"({"execute":"query-status"})"});
+    EXPECT_NE(status.out.find("\"running\""), std::string::npos) << status.Describe();
+  }
+  // Nothing of the destination: no state dir, its QEMU gone, no process on its root. Looked at
+  // before any qlaunch runs there, since a `list` there would clear a stale entry by itself.
+  void ExpectDestinationGone(const std::string& name, pid_t dest) {
+    EXPECT_FALSE(fs::exists(DestRoot() / name)) << "the destination's state is left: not torn down over ssh";
+    EXPECT_TRUE(PidGone(dest));
+    EXPECT_EQ(LivePidsWithCmdline(DestRoot().string()), std::vector<pid_t>{});
+    RunResult there = Qlaunch({"list", "--json"}, DestEnv());
+    EXPECT_EQ(there.out, "[]\n") << there.Describe();
   }
 
   fs::path ssh_dir_;
@@ -198,6 +283,75 @@ TEST_F(MigrateSshTest, ADestinationThatCannotStartLeavesTheSourceAsItWas) {
   RunResult destroy = Qlaunch({"destroy", d.name});
   EXPECT_EQ(destroy.exit_code, 0) << destroy.Describe();
   ExpectHostClean(d.name, source_pid, free_before);
+}
+
+// The destination's QEMU dies half-way: migrate fails saying so, the source runs on untouched, and
+// the destination prepared over ssh is torn down over ssh (its QEMU has ended; the remote destroy
+// clears its state, which nothing else on that root would).
+TEST_F(MigrateSshTest, ADestinationThatDiesMidMigrationIsClearedOverSshAndTheSourceRunsOn) {
+  SmallDomain d;
+  d.name = "mig-ssh-dies";
+  const uint64_t pages = d.Bytes() / (2u << 20);
+  HugepagePool pool = HugepagePool::AtLeast(2 * pages + 8);
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
+  const uint64_t free_before = HugepagesFree();
+  Breaking b = StartSlowMigration(d);
+  ASSERT_GT(b.dest, 0);
+  ASSERT_NE(b.dest, b.source);
+  EXPECT_EQ(free_before - HugepagesFree(), 2 * pages) << "both ends hold the guest's memory";
+
+  ASSERT_EQ(::kill(b.dest, SIGKILL), 0);
+  RunResult r = b.migrate->Wait(std::chrono::seconds(60));
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_NE(r.err.find("migration of domain " + d.name + " to tcp:127.0.0.1:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" failed"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the domain stays here (running)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the destination " + SshUri() + " had ended already, nothing of it is left there"),
+            std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+
+  ExpectDestinationGone(d.name, b.dest);
+  ExpectSourceRunsOn(d.name, b.source);
+  EXPECT_EQ(free_before - HugepagesFree(), pages) << "only the source's pages are taken";
+  RunResult destroy = Qlaunch({"destroy", d.name});
+  EXPECT_EQ(destroy.exit_code, 0) << destroy.Describe();
+  ExpectHostClean(d.name, b.source, free_before);
+  ExpectHostClean(d.name, b.dest, free_before, DestRoot());
+  StopSshd();
+}
+
+// SIGINT to migrate half-way: migrate_cancel, the source runs on, and the destination prepared over
+// ssh is destroyed over ssh (or, had its QEMU already ended on the cut stream, its state cleared).
+TEST_F(MigrateSshTest, SigintCancelsAndTheDestinationPreparedOverSshGoes) {
+  SmallDomain d;
+  d.name = "mig-ssh-int";
+  const uint64_t pages = d.Bytes() / (2u << 20);
+  HugepagePool pool = HugepagePool::AtLeast(2 * pages + 8);
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
+  const uint64_t free_before = HugepagesFree();
+  Breaking b = StartSlowMigration(d);
+  ASSERT_GT(b.dest, 0);
+  EXPECT_EQ(free_before - HugepagesFree(), 2 * pages) << "both ends hold the guest's memory";
+
+  ASSERT_EQ(::kill(b.migrate->pid(), SIGINT), 0);
+  RunResult r = b.migrate->Wait(std::chrono::seconds(60));
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_NE(r.err.find("migration of domain " + d.name + " to tcp:127.0.0.1:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cancelled: interrupted by SIGINT"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the domain stays here (running)"), std::string::npos) << r.err;
+  const bool destroyed = r.err.find("the destination " + SshUri() + " was destroyed again") != std::string::npos;
+  const bool ended = r.err.find("the destination " + SshUri() + " had ended already") != std::string::npos;
+  EXPECT_TRUE(destroyed || ended) << r.err;
+  EXPECT_EQ(r.out, "");
+
+  ExpectDestinationGone(d.name, b.dest);
+  ExpectSourceRunsOn(d.name, b.source);
+  EXPECT_EQ(free_before - HugepagesFree(), pages) << "only the source's pages are taken";
+  RunResult destroy = Qlaunch({"destroy", d.name});
+  EXPECT_EQ(destroy.exit_code, 0) << destroy.Describe();
+  ExpectHostClean(d.name, b.source, free_before);
+  ExpectHostClean(d.name, b.dest, free_before, DestRoot());
+  StopSshd();
 }
 
 class StartFromStdinTest : public LaunchTest {};

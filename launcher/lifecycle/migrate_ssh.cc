@@ -196,10 +196,14 @@ MigrateReport MigrateOverSsh(const StateDir& state, MigrateOptions opts, const S
                              std::to_string(start.status) + "): " + why + "; nothing was started, domain " +
                              opts.name + " runs on here");
   }
+  // A destination whose QEMU has ended already (killed, or quit on the cut stream) is "not running"
+  // to the remote destroy, which has cleared its stale state by then (destroy.h): gone, as asked.
   auto tear_down = [&](const std::string& msg) -> std::runtime_error {
     const ChildResult d = RunChild(SshArgv(uri, ssh, RemoteDestroyCommand(ssh, opts.name)), "");
-    return std::runtime_error(msg + (d.status == 0 ? "; " + where + " was destroyed again"
-                                                   : "; destroying " + where + " failed too: " + Trimmed(d.err)));
+    if (d.status == 0) return std::runtime_error(msg + "; " + where + " was destroyed again");
+    if (d.status != 255 && d.err.find("domain " + opts.name + " is not running") != std::string::npos)
+      return std::runtime_error(msg + "; " + where + " had ended already, nothing of it is left there");
+    return std::runtime_error(msg + "; destroying " + where + " failed too: " + Trimmed(d.err));
   };
   json remote;
   std::string connect_uri;

@@ -35,14 +35,15 @@ struct Fd {
 };
 
 // QEMU's status once it is no longer inmigrate; throws when QEMU goes (7.2 exits when it cannot
-// load the stream) or `timeout` passes, or on a signal.
+// load the stream) or `timeout` passes, or on a signal (also one that came while QEMU answered).
 std::string WaitLoaded(qemu::QmpClient& qmp, const StartInterrupt& interrupt, std::chrono::milliseconds qmp_timeout,
                        std::chrono::milliseconds timeout) {
   const auto begin = Clock::now();
   for (;;) {
-    const std::string status = qmp.Execute("query-status", nullptr, qmp_timeout).value("status", "");
-    if (status != "inmigrate") return status;
     interrupt.ThrowIfInterrupted();
+    const std::string status = qmp.Execute("query-status", nullptr, qmp_timeout).value("status", "");
+    interrupt.ThrowIfInterrupted();
+    if (status != "inmigrate") return status;
     if (Clock::now() - begin > timeout)
       throw std::runtime_error("QEMU did not load the stream within " + std::to_string(timeout.count() / 1000) + " s");
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -63,6 +64,10 @@ RestoreReport RestoreDomain(const RestoreOptions& o) {
 
   const StateDir state(o.state_root.empty() ? DefaultStateRoot() : o.state_root);
   const std::chrono::milliseconds qmp_timeout = o.qmp_timeout.count() > 0 ? o.qmp_timeout : QmpTimeoutFromEnv();
+  // SIGINT/SIGTERM until the guest is as it was saved: the restore fails and the domain goes (FILE
+  // stays). Held across StartDomain (which takes its own inside it: they nest), so a signal just as
+  // the start returns is not the default action that would leave a half-loaded domain behind.
+  StartInterrupt interrupt;
   {
     StartOptions so;
     so.domain_xml = o.file + " (its saved XML)";  // for diagnostics; the XML is the header's
@@ -83,7 +88,7 @@ RestoreReport RestoreDomain(const RestoreOptions& o) {
   const fs::path dir = state.DomainDir(name);
   const auto load_begin = Clock::now();
   try {
-    StartInterrupt interrupt;  // SIGINT/SIGTERM: the restore fails, the domain goes
+    interrupt.ThrowIfInterrupted();  // came as the start returned
     auto qmp = qemu::QmpClient::Connect((dir / "qmp.sock").string(), qmp_timeout, /*wait_for_server=*/false);
     qmp->Execute("qmp_capabilities", nullptr, qmp_timeout);
     r.state = WaitLoaded(*qmp, interrupt, qmp_timeout, o.load_timeout);
@@ -92,10 +97,12 @@ RestoreReport RestoreDomain(const RestoreOptions& o) {
       qmp->Execute("cont", nullptr, qmp_timeout);
       r.state = qmp->Execute("query-status", nullptr, qmp_timeout).value("status", "");
     }
+    interrupt.ThrowIfInterrupted();  // the last moment the restore can still be undone
     if (r.state != "running" && r.state != "paused")
       throw std::runtime_error("QEMU's status after loading is " + r.state);
   } catch (const std::exception& e) {
-    std::string msg = "restore of domain " + name + " from " + o.file + " failed: " + e.what();
+    std::string msg = "restore of domain " + name + " from " + o.file + " failed: " + e.what() +
+                      "; the domain was destroyed, " + o.file + " is left as it was";
     const std::string tail = LogTail(dir / "qemu.log");
     if (!tail.empty()) msg += "\nqemu.log:\n" + tail;
     try {
@@ -104,6 +111,7 @@ RestoreReport RestoreDomain(const RestoreOptions& o) {
     }
     throw std::runtime_error(msg);
   }
+  // From here on a signal is recorded and ignored: the guest is back.
   SettleIncoming(state, name);
   r.wall_ms = MsSince(begin);
   return r;

@@ -1,6 +1,7 @@
 #include "launcher/lifecycle/save.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -57,12 +58,12 @@ class SaveFileGuard {
   void SeekTo(uint64_t offset) {
     if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0) Fail("seek");
   }
-  void SyncAndKeep() {
+  void Sync() {
     if (::fsync(fd_) != 0) Fail("fsync");
     if (::close(fd_) != 0) Fail("close");
     fd_ = -1;
-    kept_ = true;
   }
+  void Keep() { kept_ = true; }
 
  private:
   [[noreturn]] void Fail(const char* what) {
@@ -120,16 +121,24 @@ SaveReport SaveDomain(const StateDir& state, const SaveOptions& o) {
   w.begin = save_begin;
   w.progress = o.progress ? "save" : nullptr;
   w.qmp_timeout = o.qmp_timeout;
-  const MigrationOutcome out = WaitForMigration(qmp, interrupt, w);
-  if (!out.completed()) {
+  MigrationOutcome out = WaitForMigration(qmp, interrupt, w);
+  const auto fail = [&] {
     file.reset();
     throw std::runtime_error(MigrationFailure("save of domain " + o.name + " to " + o.file, out) + "; " + o.file +
                              " removed, the domain stays " + (header.ran ? "running" : "paused"));
-  }
+  };
+  if (!out.completed()) fail();
   r.file_bytes = file->Size();
   r.stream_bytes = r.file_bytes - head.size();
   file->PWrite(EncodeSaveLength(r.stream_bytes), kSaveLengthOffset);
-  file->SyncAndKeep();
+  file->Sync();
+  // A signal that came while QEMU finished its stream or while it went to disk still cancels the
+  // save: until the domain is destroyed below, nothing is lost by going back.
+  if (int sig = interrupt.signal()) {
+    out.why_cancelled = std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM");
+    fail();
+  }
+  file->Keep();
   r.save_ms = MsSince(save_begin);
   // The guest is in FILE; this QEMU (postmigrate) and all it holds go, as after destroy.
   resume.qmp = nullptr;

@@ -7,7 +7,8 @@
 // is paused first (`stop`), as virsh pauses it; whether it ran is in the header, so `restore`
 // resumes a guest that ran and leaves a paused one paused. While it works the domain is in state
 // migrating. On any failure (QEMU's, a full disk, SIGINT/SIGTERM) FILE is removed and a guest
-// that ran runs on; the error says why.
+// that ran runs on; the error says why. A signal cancels the save until FILE is complete and on
+// disk (also one that came as QEMU finished its stream); only then is the domain destroyed.
 #pragma once
 
 #include <chrono>

@@ -17,8 +17,14 @@ namespace qlaunch::launcher {
 namespace {
 
 std::atomic<int> g_signal{0};
-std::atomic<int> g_wake_fd{-1};
+std::atomic<int> g_wake_fd{-1};  // the innermost's
+int g_depth = 0;                  // how many are alive
 struct sigaction g_old_int {}, g_old_term {};
+
+void Wake(int fd) {
+  uint64_t one = 1;
+  (void)!::write(fd, &one, sizeof one);
+}
 
 void Handler(int sig) {
   int expected = 0;
@@ -38,24 +44,31 @@ StartInterrupt::StartInterrupt() {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0 || stop_fd_ < 0) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
-  g_signal = 0;
-  g_wake_fd = wake_fd_;
-  struct sigaction sa {};
-  sa.sa_handler = Handler;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  ::sigaction(SIGINT, &sa, &g_old_int);
-  ::sigaction(SIGTERM, &sa, &g_old_term);
+  if (g_depth++ == 0) {
+    g_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = Handler;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    ::sigaction(SIGINT, &sa, &g_old_int);
+    ::sigaction(SIGTERM, &sa, &g_old_term);
+  }
+  outer_wake_fd_ = g_wake_fd.exchange(wake_fd_);
+  if (g_signal.load() != 0) Wake(wake_fd_);  // it came under an enclosing one: fire at once
   watcher_ = std::thread([this] { Watch(); });
 }
 
 StartInterrupt::~StartInterrupt() {
-  ::sigaction(SIGINT, &g_old_int, nullptr);
-  ::sigaction(SIGTERM, &g_old_term, nullptr);
-  uint64_t one = 1;
-  (void)!::write(stop_fd_, &one, sizeof one);
+  if (--g_depth == 0) {
+    ::sigaction(SIGINT, &g_old_int, nullptr);
+    ::sigaction(SIGTERM, &g_old_term, nullptr);
+  }
+  g_wake_fd = outer_wake_fd_;
+  // A signal this one took is the enclosing one's too (it wakes once more, harmlessly, if it
+  // had fired already).
+  if (outer_wake_fd_ >= 0 && g_signal.load() != 0) Wake(outer_wake_fd_);
+  Wake(stop_fd_);
   if (watcher_.joinable()) watcher_.join();
-  g_wake_fd = -1;
   ::close(wake_fd_);
   ::close(stop_fd_);
 }

@@ -3,7 +3,13 @@
 // registered actions (raise the preallocator's stop flag, SIGKILL the QEMU being started: that
 // also ends any QMP wait, since QEMU's socket closes). The start then fails through its normal
 // error path, whose RAII guards release everything. Previous handlers come back on
-// destruction. One at a time per process.
+// destruction.
+//
+// They nest (a verb that holds one around StartDomain, which takes its own: restore): only the
+// outermost installs and restores the handlers and clears the recorded signal, so a signal
+// between the inner one's end and the outer one's next look is not lost to the default action.
+// A signal is recorded once for all of them; it fires the innermost's actions, and the
+// enclosing one's as soon as the inner one ends. One thread uses them.
 #pragma once
 
 #include <functional>
@@ -34,6 +40,7 @@ class StartInterrupt {
   void Fire();
   int wake_fd_ = -1;
   int stop_fd_ = -1;
+  int outer_wake_fd_ = -1;  // the enclosing one's, woken again when this one ends
   std::mutex mu_;
   std::vector<std::function<void()>> actions_;
   bool fired_ = false;

@@ -25,6 +25,7 @@
 
 #include "support/guest_memory.h"
 #include "support/launch_env.h"
+#include "support/slurp.h"
 
 namespace qlaunch::testing {
 namespace {
@@ -92,6 +93,10 @@ class MigrateFailureTest : public LaunchTest {
     EXPECT_EQ(nlohmann::json::parse(d.out, nullptr, false).value("incoming", ""), uri_) << d.out;
     EXPECT_EQ(Listed(Dest()).first, "incoming");
     EXPECT_EQ(HugepagesFree(), free_before_ - 2 * PagesOf(dom_));
+    // A domain of the same name under another root (this host's stand-in for a second host) gets
+    // a cgroup of its own: the source's release can remove its cgroup at once.
+    const std::string cg_src = Slurp(DomainStateDir(dom_.name) / "cgroup");
+    if (!cg_src.empty()) EXPECT_NE(Slurp(tmp() / "dest" / dom_.name / "cgroup"), cg_src);
     return src;
   }
 

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "support/guest_memory.h"
@@ -190,6 +191,35 @@ class MigrateSshTest : public LaunchTest {
     RunResult there = Qlaunch({"list", "--json"}, DestEnv());
     EXPECT_EQ(there.out, "[]\n") << there.Describe();
   }
+  // A guest `name` (the pool holding two of it) whose slow migration over ssh is under way.
+  void BreakHalfWay(const std::string& name) {
+    brk_dom_.name = name;
+    brk_pages_ = brk_dom_.Bytes() / (2u << 20);
+    brk_pool_.emplace(HugepagePool::AtLeast(2 * brk_pages_ + 8));
+    if (!brk_pool_->ok()) GTEST_SKIP() << brk_pool_->error();
+    brk_free_ = HugepagesFree();
+    brk_ = StartSlowMigration(brk_dom_);
+    ASSERT_GT(brk_.dest, 0);
+    ASSERT_NE(brk_.dest, brk_.source);
+    EXPECT_EQ(brk_free_ - HugepagesFree(), 2 * brk_pages_) << "both ends hold the guest's memory";
+  }
+  // Then, once it broke: nothing of the destination, the source as it was with only its pages
+  // taken; the source destroyed, both roots are clean.
+  void ExpectOnlyTheSourceLeft() {
+    const std::string& name = brk_dom_.name;
+    ExpectDestinationGone(name, brk_.dest);
+    ExpectSourceRunsOn(name, brk_.source);
+    EXPECT_EQ(brk_free_ - HugepagesFree(), brk_pages_) << "only the source's pages are taken";
+    RunResult destroy = Qlaunch({"destroy", name});
+    EXPECT_EQ(destroy.exit_code, 0) << destroy.Describe();
+    ExpectHostClean(name, brk_.source, brk_free_);
+    ExpectHostClean(name, brk_.dest, brk_free_, DestRoot());
+    StopSshd();
+  }
+  SmallDomain brk_dom_;
+  uint64_t brk_pages_ = 0, brk_free_ = 0;
+  std::optional<HugepagePool> brk_pool_;
+  Breaking brk_;
 
   fs::path ssh_dir_;
   int port_ = 0;
@@ -289,54 +319,32 @@ TEST_F(MigrateSshTest, ADestinationThatCannotStartLeavesTheSourceAsItWas) {
 // the destination prepared over ssh is torn down over ssh (its QEMU has ended; the remote destroy
 // clears its state, which nothing else on that root would).
 TEST_F(MigrateSshTest, ADestinationThatDiesMidMigrationIsClearedOverSshAndTheSourceRunsOn) {
-  SmallDomain d;
-  d.name = "mig-ssh-dies";
-  const uint64_t pages = d.Bytes() / (2u << 20);
-  HugepagePool pool = HugepagePool::AtLeast(2 * pages + 8);
-  if (!pool.ok()) GTEST_SKIP() << pool.error();
-  const uint64_t free_before = HugepagesFree();
-  Breaking b = StartSlowMigration(d);
-  ASSERT_GT(b.dest, 0);
-  ASSERT_NE(b.dest, b.source);
-  EXPECT_EQ(free_before - HugepagesFree(), 2 * pages) << "both ends hold the guest's memory";
+  ASSERT_NO_FATAL_FAILURE(BreakHalfWay("mig-ssh-dies"));
+  if (IsSkipped()) return;
 
-  ASSERT_EQ(::kill(b.dest, SIGKILL), 0);
-  RunResult r = b.migrate->Wait(std::chrono::seconds(60));
+  ASSERT_EQ(::kill(brk_.dest, SIGKILL), 0);
+  RunResult r = brk_.migrate->Wait(std::chrono::seconds(60));
   EXPECT_EQ(r.exit_code, 1) << r.Describe();
-  EXPECT_NE(r.err.find("migration of domain " + d.name + " to tcp:127.0.0.1:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("migration of domain " + brk_dom_.name + " to tcp:127.0.0.1:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(" failed"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("the domain stays here (running)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("the destination " + SshUri() + " had ended already, nothing of it is left there"),
             std::string::npos) << r.err;
   EXPECT_EQ(r.out, "");
 
-  ExpectDestinationGone(d.name, b.dest);
-  ExpectSourceRunsOn(d.name, b.source);
-  EXPECT_EQ(free_before - HugepagesFree(), pages) << "only the source's pages are taken";
-  RunResult destroy = Qlaunch({"destroy", d.name});
-  EXPECT_EQ(destroy.exit_code, 0) << destroy.Describe();
-  ExpectHostClean(d.name, b.source, free_before);
-  ExpectHostClean(d.name, b.dest, free_before, DestRoot());
-  StopSshd();
+  ExpectOnlyTheSourceLeft();
 }
 
 // SIGINT to migrate half-way: migrate_cancel, the source runs on, and the destination prepared over
 // ssh is destroyed over ssh (or, had its QEMU already ended on the cut stream, its state cleared).
 TEST_F(MigrateSshTest, SigintCancelsAndTheDestinationPreparedOverSshGoes) {
-  SmallDomain d;
-  d.name = "mig-ssh-int";
-  const uint64_t pages = d.Bytes() / (2u << 20);
-  HugepagePool pool = HugepagePool::AtLeast(2 * pages + 8);
-  if (!pool.ok()) GTEST_SKIP() << pool.error();
-  const uint64_t free_before = HugepagesFree();
-  Breaking b = StartSlowMigration(d);
-  ASSERT_GT(b.dest, 0);
-  EXPECT_EQ(free_before - HugepagesFree(), 2 * pages) << "both ends hold the guest's memory";
+  ASSERT_NO_FATAL_FAILURE(BreakHalfWay("mig-ssh-int"));
+  if (IsSkipped()) return;
 
-  ASSERT_EQ(::kill(b.migrate->pid(), SIGINT), 0);
-  RunResult r = b.migrate->Wait(std::chrono::seconds(60));
+  ASSERT_EQ(::kill(brk_.migrate->pid(), SIGINT), 0);
+  RunResult r = brk_.migrate->Wait(std::chrono::seconds(60));
   EXPECT_EQ(r.exit_code, 1) << r.Describe();
-  EXPECT_NE(r.err.find("migration of domain " + d.name + " to tcp:127.0.0.1:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("migration of domain " + brk_dom_.name + " to tcp:127.0.0.1:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("cancelled: interrupted by SIGINT"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("the domain stays here (running)"), std::string::npos) << r.err;
   const bool destroyed = r.err.find("the destination " + SshUri() + " was destroyed again") != std::string::npos;
@@ -344,14 +352,7 @@ TEST_F(MigrateSshTest, SigintCancelsAndTheDestinationPreparedOverSshGoes) {
   EXPECT_TRUE(destroyed || ended) << r.err;
   EXPECT_EQ(r.out, "");
 
-  ExpectDestinationGone(d.name, b.dest);
-  ExpectSourceRunsOn(d.name, b.source);
-  EXPECT_EQ(free_before - HugepagesFree(), pages) << "only the source's pages are taken";
-  RunResult destroy = Qlaunch({"destroy", d.name});
-  EXPECT_EQ(destroy.exit_code, 0) << destroy.Describe();
-  ExpectHostClean(d.name, b.source, free_before);
-  ExpectHostClean(d.name, b.dest, free_before, DestRoot());
-  StopSshd();
+  ExpectOnlyTheSourceLeft();
 }
 
 class StartFromStdinTest : public LaunchTest {};

@@ -83,7 +83,8 @@ std::optional<DomainCgroup> DomainCgroup::Create(const std::string& name, const 
   // A root's lock keeps its domain names unique, but another state root (a migration's destination
   // on this host) may run a domain of the same name: its cgroup is not ours to join. One that is
   // there but empty (left by a QEMU that was killed) is.
-  for (int n = 2; !ReadLine(cg.dir_ / "cgroup.procs").empty(); ++n) cg.dir_ = slice / (name + "." + std::to_string(n));
+  for (int n = 2; !ReadLine(cg.dir_ / "cgroup.procs").empty(); ++n)
+    cg.dir_ = slice / (name + "." + std::to_string(n));
   if (ec || (!fs::create_directory(cg.dir_, ec) && !fs::is_directory(cg.dir_))) {
     notes->push_back("cgroup v2 at " + mount->string() + " is not writable (" + (ec ? ec.message() : "?") +
                      "): QEMU runs in qlaunch's cgroup, without cpuset limits");

@@ -3,8 +3,9 @@
 // <numatune> when the cpuset controller can be enabled there. The child moves itself in before
 // exec (so not one QEMU thread starts outside it); the directory is recorded in the state dir
 // ("cgroup") and removed with it. A cgroup of that name in use by another state root's domain
-// (a migration's destination on the same host) is left alone: this one is <name>.2 (.3, ...). Where there is no writable cgroup v2, or no cpuset controller
-// in it (a host with cpuset bound to cgroup v1), the start goes on and says so in its notes.
+// (a migration's destination on the same host) is left alone: this one is <name>.2 (.3, ...).
+// Where there is no writable cgroup v2, or no cpuset controller in it (a host with cpuset bound
+// to cgroup v1), the start goes on and says so in its notes.
 #pragma once
 
 #include <filesystem>

@@ -215,7 +215,7 @@ MigrateReport MigrateOverSsh(const StateDir& state, MigrateOptions opts, const S
                     "): " + Trimmed(start.out));
   }
   if (signal)
-    throw tear_down("migration of domain " + opts.name + " interrupted by " + (signal == SIGINT ? "SIGINT" : "SIGTERM") +
+    throw tear_down("migration of domain " + opts.name + " " + InterruptedBy(signal) +
                     " while " + where + " was prepared; the domain stays here");
 
   // --- migrate ----------------------------------------------------------------------------------

@@ -11,8 +11,9 @@
 // here or there. Once the destination listens, a migration that does not complete (failed,
 // SIGINT/SIGTERM, --timeout-action abort) tears it down over ssh (`<remote-qlaunch> destroy NAME`;
 // a destination QEMU that has ended already is "not running" to it, its stale state cleared, and
-// the error says it had ended); the source runs on. SIGINT/SIGTERM while the destination is being prepared is taken once the
-// remote start has returned (ssh runs in its own process group), and tears it down then.
+// the error says it had ended); the source runs on. SIGINT/SIGTERM while the destination is
+// being prepared is taken once the remote start has returned (ssh runs in its own process
+// group), and tears it down then.
 #pragma once
 
 #include <string>

@@ -1,6 +1,5 @@
 #include "launcher/lifecycle/migration_poll.h"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <memory>
@@ -44,7 +43,7 @@ MigrationOutcome WaitForMigration(qemu::QmpClient& qmp, const StartInterrupt& in
     if (line && o.info.contains("ram"))
       line->Update(o.info["ram"].value("transferred", uint64_t{0}), o.info["ram"].value("total", uint64_t{0}));
     if (o.why_cancelled.empty() && interrupt.signal()) {
-      o.why_cancelled = "interrupted by " + std::string(interrupt.signal() == SIGINT ? "SIGINT" : "SIGTERM");
+      o.why_cancelled = InterruptedBy(interrupt.signal());
       qmp.Execute("migrate_cancel", nullptr, w.qmp_timeout);
     }
     if (!o.timed_out && o.why_cancelled.empty() && w.timeout.count() > 0 && Clock::now() - w.begin >= w.timeout) {

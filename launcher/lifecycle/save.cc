@@ -1,7 +1,6 @@
 #include "launcher/lifecycle/save.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -135,7 +134,7 @@ SaveReport SaveDomain(const StateDir& state, const SaveOptions& o) {
   // A signal that came while QEMU finished its stream or while it went to disk still cancels the
   // save: until the domain is destroyed below, nothing is lost by going back.
   if (int sig = interrupt.signal()) {
-    out.why_cancelled = std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM");
+    out.why_cancelled = InterruptedBy(sig);
     fail();
   }
   file->Keep();

@@ -1,6 +1,5 @@
 #include "launcher/lifecycle/start_failure.h"
 
-#include <signal.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -30,7 +29,7 @@ void FaultPoint(const char* phase, QemuProcess* qemu_proc) {
 std::string FailureMessage(const std::string& error, const std::string& name, const StartInterrupt& interrupt,
                            QemuProcess* qemu_proc, const fs::path& log) {
   if (int sig = interrupt.signal()) {
-    return "start of domain " + name + " interrupted by " + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+    return "start of domain " + name + " " + InterruptedBy(sig) +
            "; QEMU was killed and everything it held released";
   }
   if (qemu_proc) {

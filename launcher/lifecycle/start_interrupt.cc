@@ -31,9 +31,8 @@ void Handler(int sig) {
   g_signal.compare_exchange_strong(expected, sig);
   int fd = g_wake_fd.load();
   if (fd >= 0) {
-    uint64_t one = 1;
     int saved = errno;
-    (void)!::write(fd, &one, sizeof one);
+    Wake(fd);
     errno = saved;
   }
 }
@@ -108,7 +107,9 @@ int StartInterrupt::signal() const { return g_signal.load(); }
 
 void StartInterrupt::ThrowIfInterrupted() const {
   int sig = signal();
-  if (sig) throw std::runtime_error(std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM"));
+  if (sig) throw std::runtime_error(InterruptedBy(sig));
 }
+
+std::string InterruptedBy(int sig) { return std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM"); }
 
 }  // namespace qlaunch::launcher

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -33,7 +34,7 @@ class StartInterrupt {
 
   int signal() const;  // 0, SIGINT or SIGTERM
   // Throws std::runtime_error("interrupted by SIGINT") when a signal arrived.
-  void ThrowIfInterrupted() const;
+  void ThrowIfInterrupted() const;  // throws InterruptedBy(signal()) once one came
 
  private:
   void Watch();
@@ -46,5 +47,8 @@ class StartInterrupt {
   bool fired_ = false;
   std::thread watcher_;
 };
+
+// "interrupted by SIGINT" (or SIGTERM): how every verb words the signal that ended its work.
+std::string InterruptedBy(int sig);
 
 }  // namespace qlaunch::launcher

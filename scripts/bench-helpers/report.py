@@ -3,7 +3,7 @@
 
   report.py --work DIR --out DIR
 
-DIR (work) holds machine.json, start-<G>g-<C>c.json and early-<G>g-<C>c.json (`qlaunch bench --json`),
+DIR (work) holds machine.json, start-<G>g-<C>c.json and early-<G>g-<C>c.json (`qlaunch bench --json`), fixed-cost.json,
 plan-*.json (`domxml-to-native --format json`), libvirt-argv-*.txt, prealloc.jsonl (timed.py lines),
 planner.json (Google Benchmark JSON or null) and warm1/warm2.json; OUT gets benchmarks.md and img/.
 """
@@ -16,6 +16,8 @@ import statistics
 import subprocess
 import sys
 from collections import defaultdict
+
+from fixed_cost import hand_written_sections, target_rows
 
 # The targets of docs/benchmarks.md (issue "fast by default"): (what, size or None, limit).
 START_TARGETS = [("qlaunch/virsh", 8, 0.65), ("qlaunch/qemu", 8, 0.95), ("qlaunch/kernel", 8, 1.15)]
@@ -203,6 +205,7 @@ def write_doc(machine, starts, earlies, gigantic, pre, planner, work):
             r = paired(v["qlaunch"], v["ref"])
             w(f"| `qlaunch prealloc` / populate_ref ≤ {PREALLOC_RATIO}, {page} pages, {gib} GiB, {t} thread(s) | {fmt_r(r)} | "
               f"{verdict(r, PREALLOC_RATIO)} |")
+    L.extend(target_rows(os.path.join(work, "fixed-cost.json"), verdict))
     w("")
     w("What stands behind a target that is not met is said in the section it comes from.")
     w("")
@@ -384,8 +387,11 @@ def main():
         plot_start(starts, os.path.join(img, "start-latency.png"), args.work)
     if pre:
         plot_prealloc(pre, os.path.join(img, "prealloc-throughput.png"), args.work)
-    with open(os.path.join(args.out, "benchmarks.md"), "w") as f:
-        f.write(write_doc(machine, starts, earlies, gigantic, pre, planner, args.work) + "\n")
+    doc_path = os.path.join(args.out, "benchmarks.md")
+    kept = hand_written_sections(doc_path)  # other scripts' sections stay, after the generated ones
+    doc = write_doc(machine, starts, earlies, gigantic, pre, planner, args.work)
+    with open(doc_path, "w") as f:
+        f.write(doc + ("\n\n" + kept if kept else "") + "\n")
     return 0
 
 

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""fixed_cost.py QLAUNCH DOMAIN.xml NAME OUT.json [ROUNDS]: the two issue-22 figures `qlaunch bench` does not
+take itself, measured in one run, written to OUT.json:
+
+  run_vs_start  `qlaunch run --json` against `qlaunch start --json` on the same XML, alternating (the order
+                swapping every round). Each reports `timings_ms.running` (exec until query-status says running,
+                phases from one clock, so both are read the same way); `run` also sends READY=1 to
+                $NOTIFY_SOCKET once its start is done, timed from the spawn as an outside check. Each domain is
+                destroyed (untimed) and its hugepages are awaited before the next run.
+  version       `qlaunch --version` against `/bin/true`, interleaved blocks of execs (posix_spawn + waitpid,
+                the same launch cost for both), per round the mean of each and their ratio.
+
+The figures are medians over rounds of per-round values (differences, ratios). report.py renders them with
+target_rows() and keeps the hand-written sections of the doc it replaces (hand_written_sections())."""
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def free_hugepages():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("HugePages_Free:"):
+                return int(line.split()[1])
+    return 0
+
+
+def wait_pool(free_before, name):
+    deadline = time.monotonic() + 60
+    while free_hugepages() != free_before:
+        if time.monotonic() > deadline:
+            sys.exit(f"fixed_cost.py: the hugepages of {name} did not come back within 60 s")
+        time.sleep(0.01)
+
+
+def run_start(qlaunch, xml, name, env):
+    p = subprocess.run([qlaunch, "start", "--json", xml], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    if p.returncode != 0:
+        sys.exit(f"fixed_cost.py: qlaunch start failed:\n{p.stderr}")
+    running = json.loads(p.stdout)["timings_ms"]["running"]
+    subprocess.run([qlaunch, "destroy", name], env=env, stdout=subprocess.DEVNULL, check=True)
+    return running
+
+
+def run_run(qlaunch, xml, name, env, workdir):
+    path = os.path.join(workdir, "notify.sock")
+    if os.path.exists(path):
+        os.unlink(path)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    sock.settimeout(120)
+    env = dict(env, NOTIFY_SOCKET=path)
+    err = tempfile.TemporaryFile(mode="w+")
+    t0 = time.monotonic_ns()
+    p = subprocess.Popen([qlaunch, "run", "--json", "--shutdown-timeout", "0", xml], env=env,
+                         stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        while True:
+            msg = sock.recv(4096).decode()
+            if "READY=1" in msg.split("\n"):
+                break
+        ready_ms = (time.monotonic_ns() - t0) / 1e6
+    except socket.timeout:
+        p.kill()
+        sys.exit("fixed_cost.py: qlaunch run sent no READY=1 within 120 s")
+    finally:
+        sock.close()
+        os.unlink(path)
+    subprocess.run([qlaunch, "destroy", name], env=env, stdout=subprocess.DEVNULL, check=True)
+    p.wait(60)
+    err.seek(0)
+    report = None
+    for line in err:
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and "timings_ms" in obj:
+            report = obj
+            break
+    if report is None:
+        sys.exit("fixed_cost.py: qlaunch run --json printed no start report")
+    return report["timings_ms"]["running"], ready_ms
+
+
+def exec_block(argv, n):
+    t0 = time.monotonic_ns()
+    for _ in range(n):
+        pid = os.posix_spawn(argv[0], argv, os.environ)
+        os.waitpid(pid, 0)
+    return (time.monotonic_ns() - t0) / 1e6 / n
+
+
+RUN_WITHIN_MS = 5        # issue 22: `run`'s time to running within 5 ms of `start`'s
+VERSION_RATIO = 2.0      # issue 22: `qlaunch --version` <= 2 x /bin/true
+
+
+def target_rows(path, verdict):
+    """The issue-22 rows of the Targets table from OUT.json (none when it was not measured)."""
+    if not os.path.exists(path):
+        return []
+    r = json.load(open(path))
+    d = r["run_minus_start_median_ms"]
+    v = r["version"]
+    return [f"| `run` time to running within {RUN_WITHIN_MS} ms of `start`'s (run − start, {r['rounds']} alternating "
+            f"rounds) | {d:+.1f} ms | {verdict(abs(d), RUN_WITHIN_MS)} |",
+            f"| `qlaunch --version` ≤ {VERSION_RATIO:g} × `/bin/true` (per exec: {statistics.median(v['qlaunch_ms']):.2f} "
+            f"against {statistics.median(v['true_ms']):.2f} ms) | {v['ratio_median']:.2f} | "
+            f"{verdict(v['ratio_median'], VERSION_RATIO)} |"]
+
+
+def hand_written_sections(doc_path):
+    """The '## ... (hand-written...' sections of the benchmarks.md about to be replaced, each up to the next
+    '## ' heading: what other scripts measured (bench-migrate, bench-dimm-stall) survives a regeneration."""
+    if not os.path.exists(doc_path):
+        return ""
+    text = open(doc_path).read()
+    parts = re.split(r"(?m)^(?=## )", text)
+    keep = [p for p in parts if p.startswith("## ") and "(hand-written" in p.split("\n", 1)[0]
+            and "until the next" not in p.split("\n", 1)[0]]  # "(hand-written, until the next scripts/bench run)"
+    return "".join(keep).rstrip()
+
+
+def main():
+    qlaunch, xml, name, out = sys.argv[1:5]
+    rounds = int(sys.argv[5]) if len(sys.argv) > 5 else 5
+    env = dict(os.environ)
+    workdir = tempfile.mkdtemp(prefix="qlaunch-fixed-cost.")
+    free_before = free_hugepages()
+    res = {"rounds": rounds, "start_running_ms": [], "run_running_ms": [], "run_ready_ms": [],
+           "run_minus_start_ms": []}
+    run_start(qlaunch, xml, name, env)  # warm-up of both, untimed
+    wait_pool(free_before, name)
+    run_run(qlaunch, xml, name, env, workdir)
+    wait_pool(free_before, name)
+    for r in range(rounds):
+        order = ("start", "run") if r % 2 == 0 else ("run", "start")
+        got = {}
+        for which in order:
+            if which == "start":
+                got["start"] = run_start(qlaunch, xml, name, env)
+            else:
+                got["run"], ready = run_run(qlaunch, xml, name, env, workdir)
+                res["run_ready_ms"].append(round(ready, 3))
+            wait_pool(free_before, name)
+        res["start_running_ms"].append(got["start"])
+        res["run_running_ms"].append(got["run"])
+        res["run_minus_start_ms"].append(round(got["run"] - got["start"], 3))
+    res["run_minus_start_median_ms"] = statistics.median(res["run_minus_start_ms"])
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    saved = os.dup(1)
+    os.dup2(devnull, 1)  # --version's line goes nowhere
+    try:
+        exec_block(["/bin/true"], 50)
+        exec_block([qlaunch, "--version"], 50)
+        ver = {"true_ms": [], "qlaunch_ms": [], "ratio": []}
+        for r in range(rounds):
+            t = exec_block(["/bin/true"], 200)
+            q = exec_block([qlaunch, "--version"], 200)
+            ver["true_ms"].append(round(t, 4))
+            ver["qlaunch_ms"].append(round(q, 4))
+            ver["ratio"].append(round(q / t, 3))
+    finally:
+        os.dup2(saved, 1)
+        os.close(devnull)
+    ver["ratio_median"] = statistics.median(ver["ratio"])
+    res["version"] = ver
+    os.rmdir(workdir)
+    with open(out, "w") as f:
+        json.dump(res, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

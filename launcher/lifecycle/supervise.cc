@@ -80,10 +80,13 @@ class Supervisor {
     if (name == "MIGRATION") {  // only with the "events" capability, which `qlaunch migrate` sets
       const std::string status = data.value("status", "");
       if (status == "completed" || status == "failed" || status == "cancelled") Log("migration", status, data);
-      // Completed on both ends; only a source is left in postmigrate (a destination runs on).
+      // Completed on both ends; a destination runs on (running or paused), a source is stopped: in
+      // finish-migrate until QEMU's migration thread has cleaned up after the event, in postmigrate
+      // after (it says "completed" between the two: asking for postmigrate alone lost that race).
       if (status == "completed") {
         try {
-          migrated_ = qmp_->Execute("query-status", nullptr, kQmpTimeout).value("status", "") == "postmigrate";
+          const std::string run_state = qmp_->Execute("query-status", nullptr, kQmpTimeout).value("status", "");
+          migrated_ = run_state == "postmigrate" || run_state == "finish-migrate";
         } catch (const qemu::QmpError&) {
           migrated_ = true;  // gone at once: `migrate` quit the source
         }

@@ -316,13 +316,15 @@ def write_doc(machine, starts, earlies, gigantic, pre, planner, work):
           f"{fmt_ms(starter(b, 'qlaunch'))} ({fmt_ms(starter(b, 'qlaunch', 'min'))}–{fmt_ms(starter(b, 'qlaunch', 'max'))}) | "
           f"{fmt_ms(starter(b, 'kernel'))} | {fmt_r(b['ratios'].get('qlaunch/kernel'))} |")
     w("")
-    w("Time to running stays flat in the size: QEMU's start-up and `cont`, nothing that grows with memory. With "
-      "`--run-early` the workers start once QEMU has answered QMP, so that QEMU's start-up has the CPUs (started "
-      "before QEMU, as without `--run-early`, they made the guest run later the more memory there was to fill: about "
-      "80 ms at 2 GiB, 105 ms at 16 GiB). The total does not reach the kernel's limit on this host: once resumed, the "
-      "guest's vCPU (here SeaBIOS, which nested KVM runs in its instruction emulator, at 100 % of a CPU) competes "
-      "with the two filling workers for the only two CPUs. On a host with CPUs to spare for the vCPUs, the fill keeps "
-      "its speed; on this one, `--run-early` buys a running guest at the price of a later full one.")
+    w("Time to running is QEMU's start-up and `cont`: the fill is not in it. It still grows a little with the "
+      "size (running − floor): QEMU's own start-up takes longer with larger backends, by about 10 ms from 2 to "
+      "8 GiB on the reference machine, a cost not pinned down yet. With `--run-early` the workers start once "
+      "QEMU has answered QMP, so that QEMU's start-up has the CPUs (started before QEMU, as without "
+      "`--run-early`, they made the guest run later the more memory there was to fill: about 80 ms at 2 GiB, "
+      "105 ms at 16 GiB). The total does not reach the kernel's limit on this host: once resumed, the guest's "
+      "vCPU (SeaBIOS, seen at 100 % of a CPU) competes with the two filling workers for the "
+      "only two CPUs. On a host with CPUs to spare for the vCPUs, the fill keeps its speed; on this one, "
+      "`--run-early` buys a running guest at the price of a later full one.")
     w("")
 
     # ---- 3. prealloc

@@ -39,6 +39,7 @@ class MigrateFailureTest : public LaunchTest {
     LaunchTest::SetUp();
     if (std::string why = WhyNoHugepageQemu72(); !why.empty()) GTEST_SKIP() << why;
     dom_.name = "qlaunch-mig";
+    dom_.type = kFilledGuestType;
     dom_.cells = 2;
     dom_.cell_mib = 64;
     pool_.emplace(HugepagePool::AtLeast(2 * PagesOf(dom_) + 8));

@@ -26,6 +26,7 @@ class MigrateLocalTest : public LaunchTest {
     LaunchTest::SetUp();
     if (std::string why = WhyNoHugepageQemu72(); !why.empty()) GTEST_SKIP() << why;
     dom_.name = "qlaunch-swap";
+    dom_.type = kFilledGuestType;
     dom_.cells = 2;
     dom_.cell_mib = 64;
     pool_.emplace(HugepagePool::AtLeast(dom_.Bytes() / (2u << 20) + 8));

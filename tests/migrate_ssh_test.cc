@@ -194,6 +194,7 @@ class MigrateSshTest : public LaunchTest {
   // A guest `name` (the pool holding two of it) whose slow migration over ssh is under way.
   void BreakHalfWay(const std::string& name) {
     brk_dom_.name = name;
+    brk_dom_.type = kFilledGuestType;
     brk_pages_ = brk_dom_.Bytes() / (2u << 20);
     brk_pool_.emplace(HugepagePool::AtLeast(2 * brk_pages_ + 8));
     if (!brk_pool_->ok()) GTEST_SKIP() << brk_pool_->error();

@@ -86,6 +86,7 @@ class SaveRestoreSignalTest : public LaunchTest {
     LaunchTest::SetUp();
     if (std::string why = WhyNoHugepageQemu72(); !why.empty()) GTEST_SKIP() << why;
     domain_.name = kName;
+    domain_.type = kFilledGuestType;
     domain_.emulator = kQemu72;
     domain_.cells = 2;
     domain_.cell_mib = 128;

@@ -15,6 +15,13 @@ namespace qlaunch::testing {
 // `seed`; returns how many memfds it filled (each counted once, though QEMU holds each twice).
 int FillQemuMemfds(pid_t pid, const std::string& domain, uint64_t seed);
 
+// The <domain type> of a guest whose memory is filled while it runs: "qemu" (TCG) on every host.
+// The random bytes land on what the guest's vCPU runs (SeaBIOS and its tables); under KVM it then
+// stops in QEMU's internal-error state (seen with nested KVM), which a migration or save test would
+// take for its own failure; under TCG it goes on running. These tests are about the stream, not the
+// accelerator.
+inline constexpr char kFilledGuestType[] = "qemu";
+
 // A digest of the bytes of the domain's memfds in QEMU `pid`, by backend id in order
 // ("ram-node0=<hex> ram-node1=<hex>"); "" when it holds none.
 std::string DigestQemuMemfds(pid_t pid, const std::string& domain);

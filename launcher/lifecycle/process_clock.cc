@@ -1,8 +1,10 @@
 #include "launcher/lifecycle/process_clock.h"
 
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace qlaunch::launcher {
@@ -16,26 +18,31 @@ ProcessClock::Clock::duration g_startup{0};
 // nothing of the C++ runtime this executable initialises itself is needed.
 __attribute__((constructor(101))) void RecordProcessEntry() {
   g_entry = ProcessClock::Clock::now();
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  const std::chrono::nanoseconds cpu(int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec);
   char buf[128];
+  buf[0] = '\0';
   const int fd = ::open("/proc/self/schedstat", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  if (n <= 0) return;
-  buf[n] = '\0';
-  g_startup = ParseSchedstat(buf);
+  if (fd >= 0) {
+    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+  }
+  g_startup = StartupFromSchedstat(buf, cpu);
 }
 
 }  // namespace
 
-std::chrono::nanoseconds ParseSchedstat(const char* text) {
+std::chrono::nanoseconds StartupFromSchedstat(const char* text, std::chrono::nanoseconds cpu) {
   char* end = nullptr;
   const unsigned long long run = std::strtoull(text, &end, 10);
-  if (end == text || *end != ' ') return std::chrono::nanoseconds(0);
+  if (end == text || *end != ' ') return cpu;
   const char* next = end + 1;
   const unsigned long long wait = std::strtoull(next, &end, 10);
-  if (end == next || (*end != ' ' && *end != '\n' && *end != '\0')) return std::chrono::nanoseconds(0);
-  return std::chrono::nanoseconds(static_cast<int64_t>(run + wait));
+  if (end == next || (*end != ' ' && *end != '\n' && *end != '\0')) return cpu;
+  return std::max(std::chrono::nanoseconds(static_cast<int64_t>(run)), cpu) +
+         std::chrono::nanoseconds(static_cast<int64_t>(wait));
 }
 
 ProcessClock::Clock::time_point ProcessClock::Entry() {

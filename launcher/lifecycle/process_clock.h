@@ -8,8 +8,9 @@
 //                     plus the run-queue wait of its main thread until Entry(): the thread's CPU
 //                     clock and /proc/self/schedstat (the kernel counts both from the fork on).
 //                     Time blocked in that stretch (reading the binary from a cold disk) is not in
-//                     it; the CPU time alone where the file cannot be read. `qlaunch bench` measures the same stretch
-//                     from outside, from its fork to Entry() on the shared monotonic clock.
+//                     it; the CPU time alone where the file cannot be read. `qlaunch bench`
+//                     measures the same stretch from outside, from its fork to Entry() on the
+//                     shared monotonic clock.
 //   EntryNs()         Entry() as nanoseconds of CLOCK_MONOTONIC (= std::chrono::steady_clock), the
 //                     clock every process of the host shares: the bench compares it with its fork.
 #pragma once

@@ -317,8 +317,8 @@ def write_doc(machine, starts, earlies, gigantic, pre, planner, work):
           f"{fmt_ms(starter(b, 'kernel'))} | {fmt_r(b['ratios'].get('qlaunch/kernel'))} |")
     w("")
     w("Time to running is QEMU's start-up and `cont`: the fill is not in it. It still grows a little with the "
-      "size (running − floor): QEMU's own start-up takes longer with larger backends, by about 10 ms from 2 to "
-      "8 GiB on the reference machine, a cost not pinned down yet. With `--run-early` the workers start once "
+      "size (the running − floor column): QEMU's own start-up takes longer with larger backends, a cost not "
+      "pinned down yet. With `--run-early` the workers start once "
       "QEMU has answered QMP, so that QEMU's start-up has the CPUs (started before QEMU, as without "
       "`--run-early`, they made the guest run later the more memory there was to fill: about 80 ms at 2 GiB, "
       "105 ms at 16 GiB). The total does not reach the kernel's limit on this host: once resumed, the guest's "

@@ -90,8 +90,11 @@ std::optional<DomainCgroup> DomainCgroup::Create(const std::string& name, const 
                      "): QEMU runs in qlaunch's cgroup, without cpuset limits");
     return std::nullopt;
   }
-  cg.procs_fd_ = ::open((cg.dir_ / "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
-  if (cg.procs_fd_ < 0) {
+  // QEMU is cloned into the directory; that needs the right to write its cgroup.procs.
+  const int procs = ::open((cg.dir_ / "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+  if (procs >= 0) ::close(procs);
+  if (procs >= 0) cg.fd_ = ::open(cg.dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (cg.fd_ < 0) {
     notes->push_back("cannot open " + (cg.dir_ / "cgroup.procs").string() + " (" + std::strerror(errno) +
                      "): QEMU runs in qlaunch's cgroup");
     ::rmdir(cg.dir_.c_str());
@@ -121,12 +124,10 @@ std::optional<DomainCgroup> DomainCgroup::Create(const std::string& name, const 
   return cg;
 }
 
-DomainCgroup::DomainCgroup(DomainCgroup&& o) noexcept : dir_(std::move(o.dir_)), procs_fd_(o.procs_fd_) {
-  o.procs_fd_ = -1;
-}
+DomainCgroup::DomainCgroup(DomainCgroup&& o) noexcept : dir_(std::move(o.dir_)), fd_(o.fd_) { o.fd_ = -1; }
 
 DomainCgroup::~DomainCgroup() {
-  if (procs_fd_ >= 0) ::close(procs_fd_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void RemoveCgroup(const fs::path& dir) {

@@ -1,7 +1,7 @@
 // A domain's own cgroup (cgroup v2): QEMU runs in <cgroup2 mount>/qlaunch.slice/<name>, like
 // libvirt's machine.slice, with cpuset.cpus from <emulatorpin>/<vcpupin> and cpuset.mems from
-// <numatune> when the cpuset controller can be enabled there. The child moves itself in before
-// exec (so not one QEMU thread starts outside it); the directory is recorded in the state dir
+// <numatune> when the cpuset controller can be enabled there. The child is born in it (clone3's
+// CLONE_INTO_CGROUP: not one QEMU thread starts outside it); the directory is recorded in the state dir
 // ("cgroup") and removed with it. A cgroup of that name in use by another state root's domain
 // (a migration's destination on the same host) is left alone: this one is <name>.2 (.3, ...).
 // Where there is no writable cgroup v2, or no cpuset controller in it (a host with cpuset bound
@@ -41,16 +41,16 @@ class DomainCgroup {
                                             std::vector<std::string>* notes);
   DomainCgroup(DomainCgroup&& o) noexcept;
   DomainCgroup& operator=(DomainCgroup&&) = delete;
-  ~DomainCgroup();  // closes procs_fd; the directory goes with the state dir
+  ~DomainCgroup();  // closes fd(); the directory goes with the state dir
 
   const std::filesystem::path& dir() const { return dir_; }
-  // cgroup.procs, open for writing: the child writes "0" to it to move itself in.
-  int procs_fd() const { return procs_fd_; }
+  // The directory, open for reading: the child is cloned into it (SpawnSpec::cgroup_fd).
+  int fd() const { return fd_; }
 
  private:
   DomainCgroup() = default;
   std::filesystem::path dir_;
-  int procs_fd_ = -1;
+  int fd_ = -1;
 };
 
 // rmdir of a domain cgroup once its processes are gone (waits up to a second for exiting

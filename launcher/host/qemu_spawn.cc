@@ -3,11 +3,6 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
-#include <linux/capability.h>
-#include <grp.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,139 +13,15 @@
 #include <mutex>
 #include <stdexcept>
 
-#include <boost/process/args.hpp>
-#include <boost/process/child.hpp>
-#include <boost/process/exe.hpp>
-#include <boost/process/extend.hpp>
-#include <boost/process/io.hpp>
+#include "launcher/host/spawn_child.h"
 
 namespace qlaunch::launcher {
 
-namespace bp = boost::process;
 namespace fs = std::filesystem;
 
 namespace {
 
 bool FdInUse(int fd) { return ::fcntl(fd, F_GETFD) != -1 || errno != EBADF; }
-
-// A CPU mask for sched_setaffinity, allocated before fork (the child must not allocate).
-struct CpuMask {
-  cpu_set_t* set = nullptr;
-  size_t bytes = 0;
-  explicit CpuMask(const IdSet& cpus) {
-    if (cpus.Empty()) return;
-    int count = static_cast<int>(cpus.Max()) + 1;
-    set = CPU_ALLOC(count);
-    bytes = CPU_ALLOC_SIZE(count);
-    CPU_ZERO_S(bytes, set);
-    for (unsigned cpu : cpus) CPU_SET_S(cpu, bytes, set);
-  }
-  ~CpuMask() {
-    if (set) CPU_FREE(set);
-  }
-  CpuMask(const CpuMask&) = delete;
-  CpuMask& operator=(const CpuMask&) = delete;
-};
-
-// In the child: a failed step of the privilege drop ends it before exec, with the reason on
-// its stderr (the log). Async-signal-safe.
-[[noreturn]] void DieBeforeExec(const char* step) {
-  const char* why = ::strerrordesc_np(errno);
-  for (const char* s : {"qlaunch: cannot drop QEMU's privileges: ", step, ": ", why ? why : "?", "\n"})
-    (void)!::write(2, s, std::strlen(s));
-  ::_exit(126);
-}
-
-// The highest capability number of this kernel (/proc/sys/kernel/cap_last_cap).
-int CapLastCap() {
-  std::ifstream in("/proc/sys/kernel/cap_last_cap");
-  int n = 0;
-  return in >> n && n > 0 ? n : 40;
-}
-
-// Runs in the child between fork and exec: async-signal-safe calls only.
-struct ChildSetup : bp::extend::handler {
-  const int* inherit = nullptr;
-  size_t inherit_count = 0;
-  const CpuMask* mask = nullptr;
-  int max_fd = 0;  // fallback when close_range(CLOSE_RANGE_CLOEXEC) is unavailable
-  const DropTo* drop = nullptr;
-  int cap_last = 40;
-  uint64_t memlock_bytes = 0;
-
-  int cgroup_procs_fd = -1;
-  bool block_stop_signals = false;
-  pid_t die_with = 0;  // > 0: SIGKILL when this parent goes (PR_SET_PDEATHSIG)
-
-  // After the drop: a uid change clears the parent-death signal. If the parent died before the
-  // prctl, nobody would send it: getppid() no longer names it then, and the child ends itself.
-  void DieWithParent() const {
-    if (die_with <= 0) return;
-    if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) DieBeforeExec("PR_SET_PDEATHSIG");
-    if (::getppid() != die_with) {
-      static constexpr char kMsg[] = "qlaunch: QEMU not started: its supervisor died while spawning it\n";
-      (void)!::write(2, kMsg, sizeof kMsg - 1);
-      ::_exit(125);
-    }
-  }
-
-  void DropPrivileges() const {
-    if (cgroup_procs_fd >= 0 && ::write(cgroup_procs_fd, "0", 1) != 1) DieBeforeExec("joining its cgroup");
-    if (memlock_bytes) {  // the pre-flight checked that this host lets us (launcher/lifecycle/start_checks.cc)
-      struct rlimit lim {};
-      if (::getrlimit(RLIMIT_MEMLOCK, &lim) != 0 || (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < memlock_bytes)) {
-        lim = {memlock_bytes, memlock_bytes};
-        if (::setrlimit(RLIMIT_MEMLOCK, &lim) != 0) DieBeforeExec("setrlimit(RLIMIT_MEMLOCK)");
-      } else if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < memlock_bytes) {
-        lim.rlim_cur = memlock_bytes;
-        if (::setrlimit(RLIMIT_MEMLOCK, &lim) != 0) DieBeforeExec("setrlimit(RLIMIT_MEMLOCK)");
-      }
-    }
-    struct rlimit nofile {};
-    if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
-      nofile.rlim_cur = nofile.rlim_max;
-      ::setrlimit(RLIMIT_NOFILE, &nofile);
-    }
-    if (drop) {
-      for (int cap = 0; cap <= cap_last; ++cap)
-        if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) DieBeforeExec("PR_CAPBSET_DROP");
-      if (::setgroups(drop->groups.size(), drop->groups.data()) != 0) DieBeforeExec("setgroups");
-      if (::setresgid(drop->gid, drop->gid, drop->gid) != 0) DieBeforeExec("setresgid");
-      if (::setresuid(drop->uid, drop->uid, drop->uid) != 0) DieBeforeExec("setresuid");
-      // setresuid away from 0 empties the permitted and effective sets; inheritable stays.
-      __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-      __user_cap_data_struct none[2] = {};
-      if (::syscall(SYS_capset, &header, none) != 0) DieBeforeExec("capset");
-      if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
-        DieBeforeExec("PR_CAP_AMBIENT_CLEAR_ALL");
-      if (::setuid(0) == 0) {  // must be impossible now
-        errno = EPERM;
-        DieBeforeExec("setuid(0) still works");
-      }
-    }
-    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) DieBeforeExec("PR_SET_NO_NEW_PRIVS");
-  }
-
-  template <typename Executor>
-  void on_exec_setup(Executor&) const {
-    ::setsid();
-    sigset_t mask_set;
-    sigemptyset(&mask_set);
-    if (block_stop_signals)
-      for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask_set, sig);
-    ::sigprocmask(SIG_SETMASK, &mask_set, nullptr);
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT}) ::sigaction(sig, &dfl, nullptr);
-    if (mask && mask->set) ::sched_setaffinity(0, mask->bytes, mask->set);
-    if (::close_range(3, ~0u, CLOSE_RANGE_CLOEXEC) != 0) {
-      for (int fd = 3; fd < max_fd; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-    }
-    for (size_t i = 0; i < inherit_count; ++i) ::fcntl(inherit[i], F_SETFD, 0);
-    DropPrivileges();
-    DieWithParent();
-  }
-};
 
 std::string SignalName(int sig) {
   const char* abbrev = ::sigabbrev_np(sig);
@@ -241,44 +112,15 @@ QemuProcess::QemuProcess(std::unique_ptr<Impl> impl) : impl_(std::move(impl)), p
 
 std::unique_ptr<QemuProcess> QemuProcess::Spawn(const SpawnSpec& spec) {
   if (spec.argv.empty()) throw std::invalid_argument("QemuProcess::Spawn: empty argv");
-  int log_fd = ::open(spec.log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  const int log_fd = ::open(spec.log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (log_fd < 0) throw std::runtime_error("cannot create " + spec.log_file.string() + ": " + std::strerror(errno));
-  FILE* log = ::fdopen(log_fd, "a");
-  if (!log) {
-    ::close(log_fd);
-    throw std::runtime_error("fdopen " + spec.log_file.string() + ": " + std::strerror(errno));
-  }
   struct CloseLog {
-    FILE* f;
-    ~CloseLog() { std::fclose(f); }
-  } close_log{log};
-
-  CpuMask mask(spec.affinity);
-  ChildSetup setup;
-  setup.inherit = spec.inherit_fds.data();
-  setup.inherit_count = spec.inherit_fds.size();
-  setup.mask = &mask;
-  setup.drop = spec.drop ? &*spec.drop : nullptr;
-  setup.cap_last = CapLastCap();
-  setup.memlock_bytes = spec.memlock_bytes;
-  setup.cgroup_procs_fd = spec.cgroup_procs_fd;
-  setup.block_stop_signals = spec.block_stop_signals;
-  setup.die_with = spec.die_with_parent ? ::getpid() : 0;
-  struct rlimit nofile {};
-  setup.max_fd = ::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY
-                     ? static_cast<int>(std::min<rlim_t>(nofile.rlim_cur, 1 << 20))
-                     : 65536;
-
-  std::vector<std::string> args(spec.argv.begin() + 1, spec.argv.end());
-  std::error_code ec;
-  bp::child child(bp::exe = spec.argv[0], bp::args = args, bp::std_in < bp::null,
-                  (bp::std_out & bp::std_err) > log, setup, ec);
-  if (ec || !child.valid())
-    throw std::runtime_error("cannot start " + spec.argv[0] + (spec.drop ? " as uid " + std::to_string(spec.drop->uid) : "") +
-                             ": " + (ec ? ec.message() : "spawn failed"));
+    int fd;
+    ~CloseLog() { ::close(fd); }
+  } close_log{log_fd};
+  const pid_t pid = CloneAndExec(spec, log_fd);
   auto impl = std::make_unique<Impl>();
-  impl->pid = child.id();
-  child.detach();  // from here on we wait for it ourselves (waitpid), Boost no longer tracks it
+  impl->pid = pid;
   return std::unique_ptr<QemuProcess>(new QemuProcess(std::move(impl)));
 }
 

@@ -1,4 +1,5 @@
-// Spawning QEMU for `qlaunch start` (Boost.Process v1), and what we do to it from outside.
+// Spawning QEMU for `qlaunch start` (clone3 and exec: launcher/host/spawn_child.h), and what we do
+// to it from outside.
 //
 // The child: stdin from /dev/null, stdout+stderr appended to the log file, its own session
 // (setsid: a Ctrl-C on qlaunch's terminal never reaches it, and it outlives qlaunch unless
@@ -62,7 +63,7 @@ struct SpawnSpec {
   IdSet affinity;                   // CPUs to restrict QEMU to before exec; empty: inherit ours
   std::optional<DropTo> drop;       // switch to this user; nullopt: keep ours (asked for, or not root)
   uint64_t memlock_bytes = 0;       // RLIMIT_MEMLOCK raised to this before the drop (<locked/>); 0: as is
-  int cgroup_procs_fd = -1;         // >= 0: the child writes "0" here (joins that cgroup) first
+  int cgroup_fd = -1;               // >= 0: a cgroup v2 directory (O_RDONLY): the child is born in it
   // The kernel kills the child (SIGKILL) when the thread that spawned it dies, however it dies
   // (`qlaunch run` SIGKILLed, OOM-killed): PR_SET_PDEATHSIG, set after the privilege drop (a uid
   // change clears it) and checked against the parent having died already (getppid()). Only for

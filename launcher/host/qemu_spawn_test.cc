@@ -1,16 +1,21 @@
 #include "launcher/host/qemu_spawn.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
+
+#include "launcher/host/cgroup.h"
 
 namespace qlaunch::launcher {
 namespace {
@@ -96,6 +101,46 @@ TEST_F(QemuSpawnTest, MissingBinaryIsAnErrorNamingIt) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find(spec.argv[0]), std::string::npos) << e.what();
   }
+}
+
+// clone3 into the cgroup's directory: the child's first instruction already runs in it.
+TEST_F(QemuSpawnTest, AChildIsBornInTheCgroupItIsGiven) {
+  std::optional<fs::path> mount = Cgroup2Mount();
+  ASSERT_TRUE(mount) << "no cgroup v2 mounted here";
+  const std::string name = "qlaunch-spawn-test-" + std::to_string(::getpid());
+  const fs::path cg = *mount / name;
+  ASSERT_TRUE(fs::create_directory(cg)) << cg;
+  const int cg_fd = ::open(cg.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(cg_fd, 0);
+  const std::string own_before = Read("/proc/self/cgroup");
+  SpawnSpec spec;
+  spec.argv = {"/bin/sh", "-c", "grep '^0::' /proc/$$/cgroup"};
+  spec.log_file = dir_ / "cg.log";
+  spec.cgroup_fd = cg_fd;
+  auto child = QemuProcess::Spawn(spec);
+  EXPECT_EQ(WaitExit(*child), "exited with status 0");
+  ::close(cg_fd);
+  EXPECT_EQ(Read(spec.log_file), "0::/" + name + "\n");
+  EXPECT_EQ(Read("/proc/self/cgroup"), own_before) << "the caller stays where it was";
+  EXPECT_EQ(::rmdir(cg.c_str()), 0) << std::strerror(errno);
+}
+
+// Every signal is blocked across the clone: the caller gets its own mask back, and the child
+// starts with an empty one (block_stop_signals unset).
+TEST_F(QemuSpawnTest, TheCallersSignalMaskIsKeptAndTheChildsIsEmpty) {
+  sigset_t usr1, before, after;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &usr1, &before), 0);
+  SpawnSpec spec;
+  spec.argv = {"/bin/sh", "-c", "grep SigBlk /proc/$$/status"};
+  spec.log_file = dir_ / "mask.log";
+  auto child = QemuProcess::Spawn(spec);
+  ASSERT_EQ(::pthread_sigmask(SIG_SETMASK, &before, &after), 0);
+  EXPECT_TRUE(sigismember(&after, SIGUSR1));
+  EXPECT_FALSE(sigismember(&after, SIGUSR2));
+  EXPECT_EQ(WaitExit(*child), "exited with status 0");
+  EXPECT_EQ(Read(spec.log_file), "SigBlk:\t0000000000000000\n");
 }
 
 TEST_F(QemuSpawnTest, DestructionKillsAndReapsUnlessDetached) {

@@ -131,14 +131,20 @@ LocalSwapReport SwapQemu(const StateDir& state, const LocalSwapOptions& o) {
   spec.inherit_fds = reservation.fds();
   spec.inherit_fds.push_back(listener.fd());
   if (user.change) spec.drop = DropTo{user.uid, user.gid, user.groups};
-  int procs_fd = -1;
+  int cgroup_fd = -1;
   if (auto cg = ReadSmallFile(dir / "cgroup")) {
     while (!cg->empty() && cg->back() == '\n') cg->pop_back();
-    procs_fd = ::open((fs::path(*cg) / "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+    cgroup_fd = ::open(cg->c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   }
-  spec.cgroup_procs_fd = procs_fd;
-  std::unique_ptr<QemuProcess> fresh = QemuProcess::Spawn(spec);
-  if (procs_fd >= 0) ::close(procs_fd);
+  spec.cgroup_fd = cgroup_fd;
+  std::unique_ptr<QemuProcess> fresh;
+  try {
+    fresh = QemuProcess::Spawn(spec);
+  } catch (...) {
+    if (cgroup_fd >= 0) ::close(cgroup_fd);
+    throw;
+  }
+  if (cgroup_fd >= 0) ::close(cgroup_fd);
   listener.Close();
   reservation.Close();
   r.new_pid = fresh->pid();

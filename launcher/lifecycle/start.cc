@@ -248,7 +248,7 @@ StartReport StartDomain(const StartOptions& opts) {
     // (Root's QEMU has CAP_IPC_LOCK and needs no limit.)
     if (def.memory_backing.locked && qemu_user.change)
       spec.memlock_bytes = domain::TotalMemoryBytes(def) + (1ull << 30);
-    if (cgroup) spec.cgroup_procs_fd = cgroup->procs_fd();
+    if (cgroup) spec.cgroup_fd = cgroup->fd();
     // `run`: QEMU dies with its supervisor, however that ends, and a scheduler's SIGTERM/SIGINT to
     // the whole process tree reaches only qlaunch, which shuts the guest down (qemu_spawn.h).
     spec.die_with_parent = spec.block_stop_signals = opts.supervised;

@@ -49,6 +49,17 @@ TEST(LibnumaCheck, UnavailableLibnumaIsOneWarning) {
   EXPECT_NE(diags[0].message.find("numa_available() failed"), std::string::npos) << diags[0].message;
 }
 
+TEST(LibnumaCheck, ALibnumaThatCannotBeLoadedIsOneWarningSayingWhy) {
+  LibnumaView v = AgreeingView();
+  v.load_error = "libnuma.so.1: cannot open shared object file: No such file or directory";
+  auto diags = CompareWithLibnuma(TwoNode(), v);
+  ASSERT_EQ(diags.size(), 1u) << Joined(diags);
+  EXPECT_EQ(diags[0].severity, Severity::kWarning);
+  EXPECT_EQ(diags[0].message,
+            "libnuma cross-check: not made: libnuma.so.1: cannot open shared object file: No such file or "
+            "directory (Debian's package libnuma1 has it)");
+}
+
 TEST(LibnumaCheck, UnknownSysfsDistancesAreNotCompared) {
   HostTopology t = TwoNode();
   for (auto& n : t.nodes) n.distances.clear();
@@ -60,7 +71,8 @@ TEST(LibnumaCheck, UnknownSysfsDistancesAreNotCompared) {
 TEST(LibnumaCheck, LiveLibnumaAgreesWithRealSysfs) {
   if (numa_available() < 0) GTEST_SKIP() << "libnuma: NUMA syscalls unavailable here";
   HostTopology t = ReadHostTopology();
-  LibnumaView v = QueryLibnuma(t);
+  LibnumaView v = QueryLibnuma(t);  // through dlopen: the same library this test links
+  EXPECT_EQ(v.load_error, "");
   EXPECT_TRUE(v.available);
   EXPECT_EQ(v.max_node, static_cast<int>(t.NodeIds().Max()));
   EXPECT_EQ(v.distances.size(), t.nodes.size() * t.nodes.size());

@@ -1,6 +1,7 @@
 #include "prealloc/mem_policy.h"
 
 #include <numaif.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -76,7 +77,9 @@ void ApplyMemPolicy(void* addr, size_t len, const MemPolicy& policy, const std::
   const unsigned long maxnode = policy.nodes.Max() + 2;
   std::vector<unsigned long> mask((maxnode + kBits - 1) / kBits, 0);
   for (unsigned n : policy.nodes) mask[n / kBits] |= 1ul << (n % kBits);
-  if (mbind(addr, len, KernelMode(policy.mode), mask.data(), maxnode, 0) == 0) return;
+  // The system call itself, as libnuma's mbind() makes it: linking that wrapper would bring
+  // libnuma's constructor into qlaunch, which reads /proc and sysfs at every exec (numa/libnuma_check.h).
+  if (::syscall(SYS_mbind, addr, len, KernelMode(policy.mode), mask.data(), maxnode, 0) == 0) return;
 
   int err = errno;
   std::string base = what + ": cannot apply policy " + ToString(policy.mode) + " to host nodes " +

@@ -3,6 +3,8 @@
 #include <numaif.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <vector>
@@ -71,7 +73,8 @@ PageNodes ReadPageNodes(int fd, uint64_t size_bytes, uint64_t page_bytes) {
     addrs.resize(n);
     status.assign(n, 0);
     for (uint64_t i = 0; i < n; ++i) addrs[i] = base + (first + i) * page_bytes;
-    if (::move_pages(0, n, addrs.data(), nullptr, status.data(), 0) != 0)
+    // The system call, not libnuma's wrapper of it (see mem_policy.cc).
+    if (::syscall(SYS_move_pages, 0, n, addrs.data(), nullptr, status.data(), 0) != 0)
       throw PreallocError(ErrnoMessage("page nodes: move_pages", errno));
     for (uint64_t i = 0; i < n; ++i) {
       if (status[i] < 0)

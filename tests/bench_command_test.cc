@@ -251,6 +251,27 @@ TEST_F(BenchCommandTest, KernelReferenceRunsOrIsSkippedWithAWarning) {
   ExpectHostAsFound();
 }
 
+// floor-sized: QEMU at the domain's own size with nothing preallocated, beside the floor; what
+// qlaunch adds against it is reported as well (one round: the difference of that round).
+TEST_F(BenchCommandTest, TheSizedFloorIsTimedBesideTheFloor) {
+  if (std::string why = ReservePool(); !why.empty()) GTEST_SKIP() << why;
+  const std::string xml = WriteBenchDomain();
+  RunResult r = Bench({"--runs", "1", "--json", "--qemu", kQemu72, "--against", "floor,floor-sized", xml});
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  json report = json::parse(r.out);
+  ExpectStarter(report, "floor", 1);
+  ExpectStarter(report, "floor-sized", 1);
+  EXPECT_FALSE(report["starters"].contains("qemu")) << report.dump(2);
+  const json& diffs = report["differences_ms"];
+  ASSERT_TRUE(diffs["running - floor-sized"].is_number()) << report.dump(2);
+  EXPECT_NEAR(diffs["running - floor-sized"].get<double>(),
+              report["qlaunch_phases"]["running"].get<double>() -
+                  report["starters"]["floor-sized"]["runs_ms"][0].get<double>(),
+              0.01)
+      << report.dump(2);
+  ExpectHostAsFound();
+}
+
 TEST_F(BenchCommandTest, PlotWritesAPng) {
   if (::access("/usr/bin/gnuplot", X_OK) != 0)
     GTEST_SKIP() << "gnuplot is missing (scripts/setup installs gnuplot-nox)";

@@ -19,4 +19,10 @@ domain::DomainDef FloorDomain(domain::DomainDef def) {
   return def;
 }
 
+domain::DomainDef SizedFloorDomain(domain::DomainDef def) {
+  def.memory_backing.allocation = domain::AllocMode::kOnDemand;
+  def.memory_backing.threads.reset();
+  return def;
+}
+
 }  // namespace qlaunch::launcher

@@ -17,4 +17,11 @@ namespace qlaunch::launcher {
 // cells). Everything else (CPUs, devices, firmware, memory backing, NUMA binding) stays.
 domain::DomainDef FloorDomain(domain::DomainDef def);
 
+// `def` as it is, memory and all, but allocated on demand (<allocation mode='ondemand'>, no
+// threads): QEMU's start-up with the domain's full size mapped and nothing preallocated, the
+// `floor-sized` starter. Against the floor it shows what QEMU's own start-up adds with the size
+// (under some accelerators, KVM's setup of the guest's memory grows with it); qlaunch's time to
+// running minus it is what qlaunch adds at that size.
+domain::DomainDef SizedFloorDomain(domain::DomainDef def);
+
 }  // namespace qlaunch::launcher

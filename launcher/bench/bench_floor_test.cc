@@ -52,5 +52,18 @@ TEST(BenchFloor, ADomainWithoutCellsKeepsOnePage) {
   EXPECT_FALSE(floor.current_memory_bytes.has_value());
 }
 
+TEST(BenchFloor, TheSizedFloorKeepsEverySizeAndPreallocatesNothing) {
+  domain::DomainDef def = TwoCells();
+  def.memory_backing.allocation = domain::AllocMode::kImmediate;
+  def.memory_backing.threads = 4;
+  const domain::DomainDef sized = SizedFloorDomain(def);
+  EXPECT_EQ(sized.memory_backing.allocation, domain::AllocMode::kOnDemand);
+  EXPECT_FALSE(sized.memory_backing.threads);
+  EXPECT_EQ(sized.memory_bytes, 10 * kGiB);
+  EXPECT_EQ(sized.cpu.cells[0].memory_bytes, 4 * kGiB);
+  ASSERT_EQ(sized.devices.memory.size(), 1u);
+  EXPECT_EQ(sized.devices.memory[0].size_bytes, 2 * kGiB);
+}
+
 }  // namespace
 }  // namespace qlaunch::launcher

@@ -1,6 +1,7 @@
 // The plain-QEMU starters of `qlaunch bench` (see launcher/bench/bench_starters.h): QEMU by hand with the
 // argv `domxml-to-native --prealloc qemu` prints, timed from exec until the guest runs (qemu), or
-// with the guest's memory cut to the minimum, until it answers qmp_capabilities (floor, bench_floor.h).
+// with the guest's memory cut to the minimum (floor) or allocated on demand (floor-sized), until it
+// answers qmp_capabilities (bench_floor.h).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -116,12 +117,21 @@ void Quit(qemu::QmpClient& qmp, QemuProcess& proc) {
   }
 }
 
+enum class Kind { kQemu, kFloor, kSizedFloor };
+
+const char* NameOf(Kind kind) {
+  return kind == Kind::kQemu ? "qemu" : kind == Kind::kFloor ? "floor" : "floor-sized";
+}
+
 class QemuStarter : public Starter {
  public:
-  // floor: the domain's memory cut to the minimum (FloorDomain), timed until the QMP greeting.
-  QemuStarter(const BenchConfig& cfg, const domain::DomainDef& domain, bool floor)
-      : cfg_(cfg), dir_(cfg.work_dir / (floor ? "floor" : "qemu")), floor_(floor) {
-    const domain::DomainDef def = floor ? FloorDomain(domain) : domain;
+  // A floor: the domain's memory cut to the minimum (FloorDomain) or allocated on demand
+  // (SizedFloorDomain), timed until QEMU answers qmp_capabilities.
+  QemuStarter(const BenchConfig& cfg, const domain::DomainDef& domain, Kind kind)
+      : cfg_(cfg), dir_(cfg.work_dir / NameOf(kind)), kind_(kind), floor_(kind != Kind::kQemu) {
+    const domain::DomainDef def = kind == Kind::kFloor        ? FloorDomain(domain)
+                                  : kind == Kind::kSizedFloor ? SizedFloorDomain(domain)
+                                                              : domain;
     const numa::HostTopology host = LoadHost("");
     const qemu::QemuCaps caps = LoadCaps(PickEmulator(cfg.qemu, &def));
     user_ = ResolveQemuUser(UserOption(cfg.start_options), def);
@@ -142,7 +152,7 @@ class QemuStarter : public Starter {
     if ((user_.change && ::chown(dir_.c_str(), user_.uid, user_.gid) != 0) || ::chmod(dir_.c_str(), 0700) != 0)
       throw std::runtime_error("cannot give " + dir_.string() + " to " + user_.user + ": " + std::strerror(errno));
   }
-  std::string name() const override { return floor_ ? "floor" : "qemu"; }
+  std::string name() const override { return NameOf(kind_); }
 
   StarterRun Run() override {
     MemPathDirs dirs;
@@ -185,7 +195,8 @@ class QemuStarter : public Starter {
       proc->Kill();
       ThrowIfInterrupted(cfg_.interrupt);
       const std::string tail = LogTail(log, 8);
-      throw std::runtime_error(std::string(floor_ ? "QEMU floor: " : "plain QEMU: ") + std::string(e.what()) + (how ? "; QEMU " + *how : "") +
+      throw std::runtime_error(std::string(floor_ ? "QEMU " + name() + ": " : "plain QEMU: ") + std::string(e.what()) +
+                               (how ? "; QEMU " + *how : "") +
                                (tail.empty() ? "" : "; its output ends with:\n" + tail));
     }
   }
@@ -197,17 +208,22 @@ class QemuStarter : public Starter {
   qemu::LaunchPlan plan_;
   std::vector<fs::path> roots_;
   milliseconds timeout_{0};
+  Kind kind_ = Kind::kQemu;
   bool floor_ = false;
 };
 
 }  // namespace
 
 std::unique_ptr<Starter> MakeQemuStarter(const BenchConfig& cfg, const domain::DomainDef& def) {
-  return std::make_unique<QemuStarter>(cfg, def, /*floor=*/false);
+  return std::make_unique<QemuStarter>(cfg, def, Kind::kQemu);
 }
 
 std::unique_ptr<Starter> MakeFloorStarter(const BenchConfig& cfg, const domain::DomainDef& def) {
-  return std::make_unique<QemuStarter>(cfg, def, /*floor=*/true);
+  return std::make_unique<QemuStarter>(cfg, def, Kind::kFloor);
+}
+
+std::unique_ptr<Starter> MakeSizedFloorStarter(const BenchConfig& cfg, const domain::DomainDef& def) {
+  return std::make_unique<QemuStarter>(cfg, def, Kind::kSizedFloor);
 }
 
 }  // namespace qlaunch::launcher

@@ -43,7 +43,8 @@ double PhaseOf(const Phases& phases, const std::string& key) {
 
 // What qlaunch adds to what no launcher can avoid, each the median over rounds of the difference
 // within one round: "running - floor" (qlaunch's time to running, from its fork, minus QEMU's
-// floor) and "total - (floor + kernel)" (its whole run minus the floor and the kernel's populate).
+// floor), "running - floor-sized" (the same against QEMU's start-up at the domain's size, when that
+// starter ran) and "total - (floor + kernel)" (its whole run minus the floor and the kernel's populate).
 std::vector<std::pair<std::string, double>> Differences(const BenchResult& r) {
   std::vector<std::pair<std::string, double>> out;
   const StarterResult* ours = FindStarter(r, "qlaunch");
@@ -55,6 +56,12 @@ std::vector<std::pair<std::string, double>> Differences(const BenchResult& r) {
   for (size_t i = 0; i < n && i < r.qlaunch_phases.size(); ++i)
     if (double ms = PhaseOf(r.qlaunch_phases[i], "running"); ms > 0) running.push_back(ms - floor->runs_ms[i]);
   if (!running.empty()) out.emplace_back("running - floor", Median(running));
+  if (const StarterResult* sized = FindStarter(r, "floor-sized")) {
+    std::vector<double> at_size;
+    for (size_t i = 0; i < n && i < sized->runs_ms.size() && i < r.qlaunch_phases.size(); ++i)
+      if (double ms = PhaseOf(r.qlaunch_phases[i], "running"); ms > 0) at_size.push_back(ms - sized->runs_ms[i]);
+    if (!at_size.empty()) out.emplace_back("running - floor-sized", Median(at_size));
+  }
   if (kernel && kernel->runs_ms.size() >= n) {
     std::vector<double> total;
     for (size_t i = 0; i < n; ++i) total.push_back(ours->runs_ms[i] - floor->runs_ms[i] - kernel->runs_ms[i]);

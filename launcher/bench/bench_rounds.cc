@@ -90,6 +90,7 @@ BenchResult RunBench(BenchRequest req) {
   if (virsh) starters.push_back(MakeVirshStarter(cfg));
   if (req.qemu) starters.push_back(MakeQemuStarter(cfg, def));
   if (req.floor) starters.push_back(MakeFloorStarter(cfg, def));
+  if (req.floor_sized) starters.push_back(MakeSizedFloorStarter(cfg, def));
   if (req.kernel) {
     if (std::optional<std::string> ref = FindPopulateRef(req.populate_ref)) {
       starters.push_back(MakeKernelStarter(cfg, def, *ref));

@@ -131,6 +131,9 @@ std::unique_ptr<Starter> MakeQemuStarter(const BenchConfig& cfg, const domain::D
 // The same QEMU, with the domain's memory cut to the minimum (bench_floor.h), timed from exec until
 // it answers qmp_capabilities: QEMU's own start-up, the floor no launcher can go below.
 std::unique_ptr<Starter> MakeFloorStarter(const BenchConfig& cfg, const domain::DomainDef& def);
+// `floor-sized`: the same, with the domain's memory as it is but allocated on demand
+// (SizedFloorDomain): QEMU's own start-up at this size.
+std::unique_ptr<Starter> MakeSizedFloorStarter(const BenchConfig& cfg, const domain::DomainDef& def);
 
 // {"virsh", "-q", "-c", URI, args...}.
 std::vector<std::string> VirshArgv(const BenchConfig& cfg, std::initializer_list<std::string> args);
@@ -144,6 +147,7 @@ struct BenchRequest {
   BenchConfig cfg;          // name and work_dir are filled in by RunBench
   size_t rounds = 5;
   bool virsh = true, qemu = true, kernel = true, floor = true;  // --against
+  bool floor_sized = false;                                     // --against floor-sized
   std::string populate_ref;        // --populate-ref; "" = FindPopulateRef()
   bool tty_progress = false;       // rewrite one progress line on stderr instead of a line per run
 };

@@ -26,9 +26,13 @@ int Run(Options& o) {
   if (!o.plot.empty()) CheckPlotting(o.plot);  // before any run, not after minutes of them
   BenchRequest& req = o.request;
   req.cfg.domain_xml = std::filesystem::absolute(req.cfg.domain_xml).string();
-  req.virsh = req.qemu = req.kernel = req.floor = false;
+  req.virsh = req.qemu = req.kernel = req.floor = req.floor_sized = false;
   for (const auto& a : o.against)
-    (a == "virsh" ? req.virsh : a == "qemu" ? req.qemu : a == "floor" ? req.floor : req.kernel) = true;
+    (a == "virsh"          ? req.virsh
+     : a == "qemu"         ? req.qemu
+     : a == "floor"        ? req.floor
+     : a == "floor-sized" ? req.floor_sized
+                           : req.kernel) = true;
   req.tty_progress = ::isatty(STDERR_FILENO) == 1;
   BenchResult result = RunBench(req);
   if (o.json) std::printf("%s\n", ToJson(result).dump(2).c_str());
@@ -53,14 +57,16 @@ void AddBenchCommand(CLI::App& app, CommandAction* action) {
       "and the kernel's own limit (populate_ref: one memfd of the domain's size and page size filled\n"
       "with MADV_POPULATE_WRITE by one thread per usable CPU, the whole process; skipped with a note\n"
       "when the program is not installed), and QEMU's floor (the same plain QEMU with the guest's memory cut\n"
-      "to the minimum, exec until it answers qmp_capabilities: what no launcher can remove).\n"
+      "to the minimum, exec until it answers qmp_capabilities: what no launcher can remove), and on request\n"
+      "floor-sized (the same with the domain's memory as it is, allocated on demand: QEMU's own start-up\n"
+      "at this size).\n"
       "Each is timed from fork to exit (qlaunch, virsh, kernel), to 'running' (QEMU) or to QMP ready\n"
-      "(floor), monotonic clock,\n"
+      "(floor, floor-sized), monotonic clock,\n"
       "then its domain is destroyed, untimed. One untimed warm-up run of each, then N rounds that run\n"
       "each starter once, the order rotating by one a round; after every run the bench waits until\n"
       "every hugepage is free again (60 s at most). Prints per starter the runs, median and min-max,\n"
       "the ratios qlaunch/virsh, qlaunch/qemu, qlaunch/kernel (the median of the per-round ratios; below 1:\n"
-      "qlaunch is faster), the differences running - floor and total - (floor + kernel) (medians of the\n"
+      "qlaunch is faster), the differences running - floor (and - floor-sized) and total - (floor + kernel) (medians of the\n"
       "per-round differences: what qlaunch adds) and the median of each phase `start` reports, completed\n"
       "from outside to cover the process from fork to exit (startup, exit, unaccounted). When libvirt does not answer,\n"
       "virsh is skipped with a warning. A domain of that name must not be running already. Any\n"
@@ -75,10 +81,11 @@ void AddBenchCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--runs", o->request.rounds, "timed rounds, each running every starter once")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  sub->add_option("--against", o->against, "what to compare qlaunch with: virsh,qemu,kernel,floor (default all four)")
+  sub->add_option("--against", o->against,
+                  "what to compare qlaunch with: virsh,qemu,kernel,floor,floor-sized (default the first four)")
       ->delimiter(',')
       ->allow_extra_args(false)  // --against qemu vm.xml: the XML is no starter
-      ->check(CLI::IsMember({"virsh", "qemu", "kernel", "floor"}));
+      ->check(CLI::IsMember({"virsh", "qemu", "kernel", "floor", "floor-sized"}));
   sub->add_option("--populate-ref", o->request.populate_ref,
                   "the kernel reference program (default: populate_ref beside qlaunch, or in ../lib/qlaunch)");
   sub->add_flag("--json", o->json,

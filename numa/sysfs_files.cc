@@ -1,8 +1,11 @@
 #include "numa/sysfs_files.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
-#include <fstream>
-#include <sstream>
+#include <cstring>
 #include <stdexcept>
 #include <system_error>
 
@@ -22,15 +25,30 @@ std::string_view Trim(std::string_view s) {
 
 }  // namespace
 
+// open and read, not an ifstream: a start reads some dozens of these files twice (topology and
+// pre-flight), and the stream's own set-up cost more than the reading.
 std::optional<std::string> ReadTextFile(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path.string() + ": cannot open for reading");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw std::runtime_error(path.string() + ": read error");
-  return text.str();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+    throw std::runtime_error(path.string() + ": cannot open for reading: " + std::strerror(errno));
+  }
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) {
+      text.append(buf, static_cast<size_t>(n));
+    } else if (n == 0) {
+      break;
+    } else if (errno != EINTR) {
+      const int err = errno;
+      ::close(fd);
+      throw std::runtime_error(path.string() + ": read error: " + std::strerror(err));
+    }
+  }
+  ::close(fd);
+  return text;
 }
 
 std::optional<uint64_t> ReadNumberFile(const fs::path& path) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 namespace qlaunch::launcher {
 
 domain::DomainDef FloorDomain(domain::DomainDef def) {
@@ -23,6 +25,19 @@ domain::DomainDef SizedFloorDomain(domain::DomainDef def) {
   def.memory_backing.allocation = domain::AllocMode::kOnDemand;
   def.memory_backing.threads.reset();
   return def;
+}
+
+std::vector<std::string> WithoutPrealloc(std::vector<std::string> argv) {
+  for (size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i - 1] != "-object" || argv[i].empty() || argv[i][0] != '{') continue;
+    nlohmann::json object = nlohmann::json::parse(argv[i], nullptr, /*allow_exceptions=*/false);
+    if (!object.is_object() || object.value("qom-type", "").rfind("memory-backend-", 0) != 0) continue;
+    object["prealloc"] = false;
+    object.erase("prealloc-threads");
+    object.erase("prealloc-context");
+    argv[i] = object.dump();
+  }
+  return argv;
 }
 
 }  // namespace qlaunch::launcher

@@ -7,6 +7,9 @@
 // populate time) is what a start costs beyond the two things it cannot avoid.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "domain/domain_def.h"
 
 namespace qlaunch::launcher {
@@ -17,11 +20,16 @@ namespace qlaunch::launcher {
 // cells). Everything else (CPUs, devices, firmware, memory backing, NUMA binding) stays.
 domain::DomainDef FloorDomain(domain::DomainDef def);
 
-// `def` as it is, memory and all, but allocated on demand (<allocation mode='ondemand'>, no
-// threads): QEMU's start-up with the domain's full size mapped and nothing preallocated, the
-// `floor-sized` starter. Against the floor it shows what QEMU's own start-up adds with the size
-// (under some accelerators, KVM's setup of the guest's memory grows with it); qlaunch's time to
-// running minus it is what qlaunch adds at that size.
+// The `floor-sized` starter: QEMU's start-up with the domain's full size mapped and nothing
+// preallocated. Against the floor it shows what QEMU's own start-up adds with the size (under some
+// accelerators, KVM's setup of the guest's memory grows with it); qlaunch's time to running minus
+// it is what qlaunch adds at that size. The domain as it is, allocated on demand
+// (<allocation mode='ondemand'>, no threads) ...
 domain::DomainDef SizedFloorDomain(domain::DomainDef def);
+// ... and, as hugepage backends are preallocated all the same (as libvirt does), its argv with
+// every memory backend's "prealloc" false and no prealloc-threads or prealloc-context (a
+// thread-context stays, unused, as in the floor's argv). Arguments other than -object JSON of a
+// memory-backend-* stay as they are.
+std::vector<std::string> WithoutPrealloc(std::vector<std::string> argv);
 
 }  // namespace qlaunch::launcher

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 namespace qlaunch::launcher {
 namespace {
 
@@ -63,6 +65,25 @@ TEST(BenchFloor, TheSizedFloorKeepsEverySizeAndPreallocatesNothing) {
   EXPECT_EQ(sized.cpu.cells[0].memory_bytes, 4 * kGiB);
   ASSERT_EQ(sized.devices.memory.size(), 1u);
   EXPECT_EQ(sized.devices.memory[0].size_bytes, 2 * kGiB);
+}
+
+TEST(BenchFloor, WithoutPreallocTurnsEveryMemoryBackendsPreallocOff) {
+  const std::vector<std::string> argv = {
+      "qemu", "-name", "guest=vm", "-object", R"({"qom-type":"thread-context","id":"tc-ram-node0","node-affinity":[0]})",
+      "-object",
+      R"({"qom-type":"memory-backend-memfd","id":"ram-node0","hugetlb":true,"prealloc":true,"prealloc-threads":2,"prealloc-context":"tc-ram-node0","size":4096})",
+      "-numa", "node,nodeid=0,memdev=ram-node0", "-object", R"({"qom-type":"memory-backend-file","id":"ram-node1","size":4096})",
+      "-device", R"({"driver":"virtio-balloon-pci","id":"balloon0"})"};
+  const std::vector<std::string> out = WithoutPrealloc(argv);
+  ASSERT_EQ(out.size(), argv.size());
+  const nlohmann::json node0 = nlohmann::json::parse(out[6]), node1 = nlohmann::json::parse(out[10]);
+  EXPECT_EQ(node0["prealloc"], false);
+  EXPECT_FALSE(node0.contains("prealloc-threads"));
+  EXPECT_FALSE(node0.contains("prealloc-context"));
+  EXPECT_EQ(node0["size"], 4096);
+  EXPECT_EQ(node0["hugetlb"], true);
+  EXPECT_EQ(node1["prealloc"], false);
+  for (size_t i : {0u, 1u, 2u, 3u, 4u, 5u, 7u, 8u, 9u, 11u, 12u}) EXPECT_EQ(out[i], argv[i]) << i;
 }
 
 }  // namespace

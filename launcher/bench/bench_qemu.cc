@@ -139,6 +139,7 @@ class QemuStarter : public Starter {
     popts.qmp_socket = (dir_ / "qmp.sock").string();
     popts.memory_backing_dir = (dir_ / "ram").string();
     plan_ = qemu::PlanLaunch(def, host, caps, popts);
+    if (kind == Kind::kSizedFloor) plan_.argv = WithoutPrealloc(plan_.argv);
     for (const auto& [size, mount] : host.hugetlbfs_mounts) roots_.emplace_back(mount);
     roots_.push_back(dir_);
     // As `start` allows: 2 ms per MiB QEMU preallocates on top of the QMP timeout.

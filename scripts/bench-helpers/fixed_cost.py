@@ -3,7 +3,7 @@
 take itself, measured in one run, written to OUT.json:
 
   run_vs_start  `qlaunch run --json` against `qlaunch start --json` on the same XML, alternating (the order
-                swapping every round). Each reports `timings_ms.running` (exec until query-status says running,
+                swapping every round; at least MIN_RUN_ROUNDS rounds). Each reports `timings_ms.running` (exec until query-status says running,
                 phases from one clock, so both are read the same way); `run` also sends READY=1 to
                 $NOTIFY_SOCKET once its start is done, timed from the spawn as an outside check. Each domain is
                 destroyed (untimed) and its hugepages are awaited before the next run.
@@ -99,6 +99,10 @@ def exec_block(argv, n):
 
 
 RUN_WITHIN_MS = 5        # issue 22: `run`'s time to running within 5 ms of `start`'s
+# run against start gets at least this many rounds: a start's time to running holds its fill (about 90 ms at 2 GiB on
+# two CPUs), which spreads by +-10 ms from run to run; over 5 rounds one bench run said run - start = +5.7 ms, and 11
+# rounds right after it +1.2 ms with equal medians (131.7 and 131.1 ms). A round takes well under a second.
+MIN_RUN_ROUNDS = 15
 VERSION_RATIO = 2.0      # issue 22: `qlaunch --version` <= 2 x /bin/true
 
 
@@ -134,13 +138,14 @@ def main():
     env = dict(os.environ)
     workdir = tempfile.mkdtemp(prefix="qlaunch-fixed-cost.")
     free_before = free_hugepages()
-    res = {"rounds": rounds, "start_running_ms": [], "run_running_ms": [], "run_ready_ms": [],
+    run_rounds = max(rounds, MIN_RUN_ROUNDS)
+    res = {"rounds": run_rounds, "start_running_ms": [], "run_running_ms": [], "run_ready_ms": [],
            "run_minus_start_ms": []}
     run_start(qlaunch, xml, name, env)  # warm-up of both, untimed
     wait_pool(free_before, name)
     run_run(qlaunch, xml, name, env, workdir)
     wait_pool(free_before, name)
-    for r in range(rounds):
+    for r in range(run_rounds):
         order = ("start", "run") if r % 2 == 0 else ("run", "start")
         got = {}
         for which in order:

@@ -6,6 +6,9 @@
 DIR (work) holds machine.json, start-<G>g-<C>c.json and early-<G>g-<C>c.json (`qlaunch bench --json`), fixed-cost.json,
 plan-*.json (`domxml-to-native --format json`), libvirt-argv-*.txt, prealloc.jsonl (timed.py lines),
 planner.json (Google Benchmark JSON or null) and warm1/warm2.json; OUT gets benchmarks.md and img/.
+
+Somewhat over 400 lines: it is one document, its sections in the order they print; split, one page's prose would
+be spread over files.
 """
 import argparse
 import glob

@@ -133,6 +133,13 @@ std::string MissingHardware(const std::string& feature) {
   return why.empty() ? "" : "missing hardware: " + feature + " (" + why + ")";
 }
 
+std::string MissingHardwareBecause(const std::string& feature, const std::string& why) {
+  std::vector<std::string> names = HardwareFeatureNames();
+  if (std::find(names.begin(), names.end(), feature) == names.end())
+    throw std::invalid_argument("'" + feature + "' is not a hardware feature of tests/hardware-features");
+  return "missing hardware: " + feature + " (" + why + ")";
+}
+
 std::string WithoutKvmWhereMissing(const std::string& xml_path, const std::string& dir) {
   std::ifstream in(xml_path);
   std::stringstream text;

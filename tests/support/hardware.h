@@ -16,6 +16,11 @@ namespace qlaunch::testing {
 // "missing hardware: FEATURE (why)". An unknown name throws std::invalid_argument.
 std::string MissingHardware(const std::string& feature);
 
+// "missing hardware: FEATURE (why)" for what a test learns only by asking for it: the kernel has
+// the 1 GiB page size, but cannot make two such pages at run time (memory fragmented by what ran
+// before, even after compaction). An unknown name throws std::invalid_argument.
+std::string MissingHardwareBecause(const std::string& feature, const std::string& why);
+
 // The names of tests/hardware-features, in its order.
 std::vector<std::string> HardwareFeatureNames();
 

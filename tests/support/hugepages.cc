@@ -97,6 +97,15 @@ void HugepagePool::Resize(uint64_t free_pages, bool exact) {
   uint64_t want = in_use + free_pages;
   if (!SetNrHugepages(want, &error_, page_bytes_)) return;
   uint64_t now_free = free_now();
+  if (now_free < free_pages) {
+    // Memory long in use (a build, a test run before) is fragmented: the kernel found no
+    // contiguous room (a CI run here got one of two 1 GiB pages). Compact it and ask again; for
+    // pages of 1 GiB and more, drop the clean page cache first (it may sit in every 1 GiB range).
+    if (page_bytes_ >= (1ull << 30)) std::ofstream("/proc/sys/vm/drop_caches") << "1\n";
+    std::ofstream("/proc/sys/vm/compact_memory") << "1\n";
+    if (!SetNrHugepages(want, &error_, page_bytes_)) return;
+    now_free = free_now();
+  }
   if (exact ? now_free != free_pages : now_free < free_pages)
     error_ = "asked the kernel for " + std::to_string(free_pages) + " free " +
              (page_bytes_ ? std::to_string(page_bytes_ >> 20) + " MiB " : "") + "hugepages, it has " +

@@ -91,9 +91,10 @@ std::optional<DomainCgroup> DomainCgroup::Create(const std::string& name, const 
     return std::nullopt;
   }
   // QEMU is cloned into the directory; that needs the right to write its cgroup.procs.
-  const int procs = ::open((cg.dir_ / "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
-  if (procs >= 0) ::close(procs);
-  if (procs >= 0) cg.fd_ = ::open(cg.dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (const int procs = ::open((cg.dir_ / "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC); procs >= 0) {
+    ::close(procs);
+    cg.fd_ = ::open(cg.dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  }
   if (cg.fd_ < 0) {
     notes->push_back("cannot open " + (cg.dir_ / "cgroup.procs").string() + " (" + std::strerror(errno) +
                      "): QEMU runs in qlaunch's cgroup");

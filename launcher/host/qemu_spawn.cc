@@ -112,13 +112,7 @@ QemuProcess::QemuProcess(std::unique_ptr<Impl> impl) : impl_(std::move(impl)), p
 
 std::unique_ptr<QemuProcess> QemuProcess::Spawn(const SpawnSpec& spec) {
   if (spec.argv.empty()) throw std::invalid_argument("QemuProcess::Spawn: empty argv");
-  const int log_fd = ::open(spec.log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (log_fd < 0) throw std::runtime_error("cannot create " + spec.log_file.string() + ": " + std::strerror(errno));
-  struct CloseLog {
-    int fd;
-    ~CloseLog() { ::close(fd); }
-  } close_log{log_fd};
-  const pid_t pid = CloneAndExec(spec, log_fd);
+  const pid_t pid = CloneAndExec(spec);
   auto impl = std::make_unique<Impl>();
   impl->pid = pid;
   return std::unique_ptr<QemuProcess>(new QemuProcess(std::move(impl)));

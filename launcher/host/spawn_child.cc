@@ -58,7 +58,7 @@ int CapLastCap() {
 // its stderr (the log). Async-signal-safe.
 [[noreturn]] void DieBeforeExec(const char* step) {
   const char* why = ::strerrordesc_np(errno);
-  for (const char* s : {"qlaunch: QEMU not started: ", step, ": ", why ? why : "error", "\n"})
+  for (const char* s : {"qlaunch: cannot drop QEMU's privileges: ", step, ": ", why ? why : "?", "\n"})
     (void)!::write(2, s, std::strlen(s));
   ::_exit(126);
 }
@@ -206,7 +206,7 @@ pid_t Clone(int cgroup, bool* join_by_write) {
 
 }  // namespace
 
-pid_t CloneAndExec(const SpawnSpec& spec, int log_fd) {
+pid_t CloneAndExec(const SpawnSpec& spec) {
   CpuMask mask(spec.affinity);
   Child child;
   child.spec = &spec;
@@ -219,10 +219,11 @@ pid_t CloneAndExec(const SpawnSpec& spec, int log_fd) {
   child.max_fd = ::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY
                      ? static_cast<int>(std::min<rlim_t>(nofile.rlim_cur, 1 << 20))
                      : 65536;
-  Fd log{::fcntl(log_fd, F_DUPFD_CLOEXEC, 3)};
+  Fd log{AboveStdio(::open(spec.log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600))};
+  if (log.fd < 0) throw std::runtime_error("cannot create " + spec.log_file.string() + ": " + std::strerror(errno));
   Fd null{AboveStdio(::open("/dev/null", O_RDONLY | O_CLOEXEC))};
   int pipe_fds[2];
-  if (log.fd < 0 || null.fd < 0 || ::pipe2(pipe_fds, O_CLOEXEC) != 0)
+  if (null.fd < 0 || ::pipe2(pipe_fds, O_CLOEXEC) != 0)
     throw std::runtime_error("cannot start " + spec.argv[0] + ": " + std::strerror(errno));
   Fd report_read{AboveStdio(pipe_fds[0])}, report_write{AboveStdio(pipe_fds[1])};
   child.log_fd = log.fd;

@@ -32,10 +32,11 @@ struct CpuMask {
   CpuMask& operator=(const CpuMask&) = delete;
 };
 
-// Clones the child, which prepares itself as `spec` says (stdout and stderr to log_fd), then
+// Clones the child, which prepares itself as `spec` says (stdout and stderr appended to
+// spec.log_file, created 0600), then
 // execs spec.argv. Returns its pid once exec succeeded; throws std::runtime_error with the reason
 // when the clone or exec fails (the child is reaped then). A step of the privilege drop that
 // fails ends the child with status 126 and the reason in the log (the caller sees it end).
-pid_t CloneAndExec(const SpawnSpec& spec, int log_fd);
+pid_t CloneAndExec(const SpawnSpec& spec);
 
 }  // namespace qlaunch::launcher

@@ -128,7 +128,7 @@ class QemuStarter : public Starter {
   // A floor: the domain's memory cut to the minimum (FloorDomain) or allocated on demand
   // (SizedFloorDomain), timed until QEMU answers qmp_capabilities.
   QemuStarter(const BenchConfig& cfg, const domain::DomainDef& domain, Kind kind)
-      : cfg_(cfg), dir_(cfg.work_dir / NameOf(kind)), kind_(kind), floor_(kind != Kind::kQemu) {
+      : cfg_(cfg), dir_(cfg.work_dir / NameOf(kind)), kind_(kind) {
     const domain::DomainDef def = kind == Kind::kFloor        ? FloorDomain(domain)
                                   : kind == Kind::kSizedFloor ? SizedFloorDomain(domain)
                                                               : domain;
@@ -154,6 +154,7 @@ class QemuStarter : public Starter {
       throw std::runtime_error("cannot give " + dir_.string() + " to " + user_.user + ": " + std::strerror(errno));
   }
   std::string name() const override { return NameOf(kind_); }
+  bool floor() const { return kind_ != Kind::kQemu; }
 
   StarterRun Run() override {
     MemPathDirs dirs;
@@ -174,7 +175,7 @@ class QemuStarter : public Starter {
     try {
       const auto deadline = t0 + timeout_;
       std::unique_ptr<qemu::QmpClient> qmp = ConnectWhenListening(socket, *proc, deadline);
-      if (floor_) {
+      if (floor()) {
         // QMP ready: the greeting can come before QEMU's main loop runs; the reply to
         // qmp_capabilities comes from it, once QEMU has finished its start-up.
         qmp->Execute("qmp_capabilities", nullptr, Left(deadline));
@@ -196,7 +197,7 @@ class QemuStarter : public Starter {
       proc->Kill();
       ThrowIfInterrupted(cfg_.interrupt);
       const std::string tail = LogTail(log, 8);
-      throw std::runtime_error(std::string(floor_ ? "QEMU " + name() + ": " : "plain QEMU: ") + std::string(e.what()) +
+      throw std::runtime_error(std::string(floor() ? "QEMU " + name() + ": " : "plain QEMU: ") + std::string(e.what()) +
                                (how ? "; QEMU " + *how : "") +
                                (tail.empty() ? "" : "; its output ends with:\n" + tail));
     }
@@ -210,7 +211,6 @@ class QemuStarter : public Starter {
   std::vector<fs::path> roots_;
   milliseconds timeout_{0};
   Kind kind_ = Kind::kQemu;
-  bool floor_ = false;
 };
 
 }  // namespace

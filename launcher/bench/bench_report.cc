@@ -52,16 +52,16 @@ std::vector<std::pair<std::string, double>> Differences(const BenchResult& r) {
   const StarterResult* kernel = FindStarter(r, "kernel");
   if (!ours || !floor) return out;
   const size_t n = std::min(ours->runs_ms.size(), floor->runs_ms.size());
-  std::vector<double> running;
-  for (size_t i = 0; i < n && i < r.qlaunch_phases.size(); ++i)
-    if (double ms = PhaseOf(r.qlaunch_phases[i], "running"); ms > 0) running.push_back(ms - floor->runs_ms[i]);
-  if (!running.empty()) out.emplace_back("running - floor", Median(running));
-  if (const StarterResult* sized = FindStarter(r, "floor-sized")) {
-    std::vector<double> at_size;
-    for (size_t i = 0; i < n && i < sized->runs_ms.size() && i < r.qlaunch_phases.size(); ++i)
-      if (double ms = PhaseOf(r.qlaunch_phases[i], "running"); ms > 0) at_size.push_back(ms - sized->runs_ms[i]);
-    if (!at_size.empty()) out.emplace_back("running - floor-sized", Median(at_size));
-  }
+  // qlaunch's running moment of each round minus `base`'s time in that round.
+  auto running_minus = [&](const StarterResult& base) {
+    const std::string name = "running - " + base.name;
+    std::vector<double> diffs;
+    for (size_t i = 0; i < n && i < base.runs_ms.size() && i < r.qlaunch_phases.size(); ++i)
+      if (double ms = PhaseOf(r.qlaunch_phases[i], "running"); ms > 0) diffs.push_back(ms - base.runs_ms[i]);
+    if (!diffs.empty()) out.emplace_back(name, Median(diffs));
+  };
+  running_minus(*floor);
+  if (const StarterResult* sized = FindStarter(r, "floor-sized")) running_minus(*sized);
   if (kernel && kernel->runs_ms.size() >= n) {
     std::vector<double> total;
     for (size_t i = 0; i < n; ++i) total.push_back(ours->runs_ms[i] - floor->runs_ms[i] - kernel->runs_ms[i]);

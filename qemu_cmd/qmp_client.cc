@@ -247,12 +247,18 @@ json QmpClient::Execute(const std::string& command, const json& args, std::chron
   return Run(command, args, -1, timeout);
 }
 
+json QmpClient::ExecuteOverlapped(const std::string& command, const json& args, std::chrono::milliseconds timeout,
+                                  const std::function<void()>& meanwhile) {
+  return Run(command, args, -1, timeout, &meanwhile);
+}
+
 json QmpClient::ExecuteWithFd(const std::string& command, const json& args, int fd, std::chrono::milliseconds timeout) {
   if (fd < 0) throw QmpError("QMP '" + command + "': no fd to pass");
   return Run(command, args, fd, timeout);
 }
 
-json QmpClient::Run(const std::string& command, const json& args, int fd, std::chrono::milliseconds timeout) {
+json QmpClient::Run(const std::string& command, const json& args, int fd, std::chrono::milliseconds timeout,
+                    const std::function<void()>* meanwhile) {
   const auto deadline = DeadlineAfter(timeout);
   // Every command carries its own id so a late reply to an earlier, timed-out command is
   // never taken for this one's.
@@ -271,6 +277,7 @@ json QmpClient::Run(const std::string& command, const json& args, int fd, std::c
       throw QmpError("QMP " + what + ": sending an fd to " + impl_->path + ": " + std::strerror(err));
     }
   }
+  if (meanwhile) (*meanwhile)();
   for (;;) {
     json reply = impl_->ReadMessage(deadline, what);
     if (!reply.is_object()) continue;

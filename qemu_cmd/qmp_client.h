@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -49,6 +50,11 @@ class QmpClient {
   nlohmann::json Execute(const std::string& command, const nlohmann::json& args = nullptr,
                          std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
+  // Execute, running `meanwhile` in this thread once the command is sent and before its reply is
+  // read: work of the caller's that needs no answer overlaps QEMU's (the deadline covers both).
+  nlohmann::json ExecuteOverlapped(const std::string& command, const nlohmann::json& args,
+                                   std::chrono::milliseconds timeout, const std::function<void()>& meanwhile);
+
   // Execute, passing `fd` along with the command (SCM_RIGHTS), as `getfd` and `add-fd` take
   // one. The caller keeps its copy of the fd.
   nlohmann::json ExecuteWithFd(const std::string& command, const nlohmann::json& args, int fd,
@@ -64,7 +70,8 @@ class QmpClient {
 
  private:
   struct Impl;
-  nlohmann::json Run(const std::string& command, const nlohmann::json& args, int fd, std::chrono::milliseconds timeout);
+  nlohmann::json Run(const std::string& command, const nlohmann::json& args, int fd, std::chrono::milliseconds timeout,
+                     const std::function<void()>* meanwhile = nullptr);
   explicit QmpClient(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
   nlohmann::json greeting_;

@@ -129,6 +129,24 @@ TEST_F(RealQemuTest, EventsAreQueuedAndAwaited) {
   EXPECT_EQ(qmp_->Execute("query-status").value("status", ""), "paused");
 }
 
+// ExecuteOverlapped runs its work once, after the command went out and before its reply is read:
+// QEMU has resumed by the time the work looks, and the reply is still this command's. RESUME is
+// queued by the time cont's reply is back, without waiting (what `start` relies on to skip
+// query-status).
+TEST_F(RealQemuTest, OverlappedWorkRunsOnceBetweenSendAndReply) {
+  qmp_->Execute("qmp_capabilities");
+  int calls = 0;
+  EXPECT_EQ(qmp_->ExecuteOverlapped("cont", nullptr, 10s, [&] { ++calls; }), json::object());
+  EXPECT_EQ(calls, 1);
+  std::optional<json> ev = qmp_->NextEvent(0ms);
+  ASSERT_TRUE(ev.has_value()) << "no event queued with cont's reply";
+  EXPECT_EQ(ev->value("event", ""), "RESUME") << ev->dump();
+  // The work's own failure reaches the caller; the connection stays good.
+  EXPECT_THROW(qmp_->ExecuteOverlapped("stop", nullptr, 10s, [] { throw std::runtime_error("meanwhile"); }),
+               std::runtime_error);
+  EXPECT_EQ(qmp_->Execute("query-status").value("status", ""), "paused");
+}
+
 TEST_F(RealQemuTest, QuitThenClosedConnectionIsTimeout) {
   qmp_->Execute("qmp_capabilities");
   EXPECT_EQ(qmp_->Execute("quit"), json::object());

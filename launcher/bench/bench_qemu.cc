@@ -21,6 +21,7 @@
 #include "launcher/host/qemu_spawn.h"
 #include "launcher/host/qemu_user.h"
 #include "launcher/lifecycle/start.h"
+#include "launcher/lifecycle/start_qmp.h"
 #include "qemu_cmd/planner.h"
 #include "qemu_cmd/qmp_client.h"
 
@@ -185,10 +186,7 @@ class QemuStarter : public Starter {
       }
       qmp->Execute("qmp_capabilities", nullptr, Left(deadline));
       qmp->Execute("cont", nullptr, Left(deadline));
-      while (qmp->Execute("query-status", nullptr, Left(deadline)).value("status", "") != "running") {
-        if (Clock::now() >= deadline) throw std::runtime_error("QEMU is not running yet after cont");
-        std::this_thread::sleep_for(milliseconds(1));
-      }
+      WaitRunning(*qmp, Left(deadline));  // as qlaunch start waits
       const double ms = MsSince(t0);
       Quit(*qmp, *proc);
       return {ms, {}};

@@ -115,12 +115,14 @@ void MakeMemPathDirs(const qemu::LaunchPlan& plan, const numa::HostTopology& hos
 }
 
 void FinishLauncherMemory(LauncherMemory* memory, prealloc::ProgressLine* line, const StartInterrupt& interrupt,
-                          Timings* timings) {
+                          Timings* timings, Unmap unmap) {
   if (memory) {
     memory->Wait();
     if (timings) timings->Mark(Phase::kPrealloc);
-    memory->Release();
-    if (timings) timings->Mark(Phase::kUnmap);
+    if (unmap == Unmap::kNow) {
+      memory->Release();
+      if (timings) timings->Mark(Phase::kUnmap);
+    }
   }
   if (line) line->Finish();
   interrupt.ThrowIfInterrupted();

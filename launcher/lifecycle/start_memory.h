@@ -68,9 +68,10 @@ void MakeMemPathDirs(const qemu::LaunchPlan& plan, const numa::HostTopology& hos
                      const std::string& memory_backing_dir, const QemuUser& qemu_user, StateClaim* claim);
 
 // The launcher's population is done: wait for the workers (rethrowing their error), close our
-// copies of the memfds, end the progress line. With `timings`, the wait is marked as prealloc,
-// the unmapping as unmap.
+// copies of the memfds (kLater: the caller does, with memory->Release()), end the progress line.
+// With `timings`, the wait is marked as prealloc, the unmapping as unmap.
+enum class Unmap { kNow, kLater };
 void FinishLauncherMemory(LauncherMemory* memory, prealloc::ProgressLine* line, const StartInterrupt& interrupt,
-                          Timings* timings = nullptr);
+                          Timings* timings = nullptr, Unmap unmap = Unmap::kNow);
 
 }  // namespace qlaunch::launcher

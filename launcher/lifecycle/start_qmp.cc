@@ -57,6 +57,15 @@ void BeforeCont(qemu::QmpClient& qmp, const qemu::LaunchPlan& plan, milliseconds
 }
 
 void WaitRunning(qemu::QmpClient& qmp, milliseconds timeout) {
+  // QEMU sends RESUME once the run state is running, before cont's reply: when it came with the
+  // reply, and no STOP or SHUTDOWN after it, the guest runs and query-status would only say so.
+  bool resumed = false;
+  while (std::optional<nlohmann::json> ev = qmp.NextEvent(milliseconds(0))) {
+    const std::string name = ev->value("event", "");
+    if (name == "RESUME") resumed = true;
+    if (name == "STOP" || name == "SHUTDOWN") resumed = false;
+  }
+  if (resumed) return;
   auto status = [&] { return qmp.Execute("query-status", nullptr, timeout).value("status", std::string()); };
   std::string now = status();
   if (now == "running") return;

@@ -30,8 +30,10 @@ std::unique_ptr<qemu::QmpClient> ConnectQmp(const std::filesystem::path& socket,
 // clear those links first. Failures are warnings; the guest runs either way.
 void BeforeCont(qemu::QmpClient& qmp, const qemu::LaunchPlan& plan, std::chrono::milliseconds timeout);
 
-// After cont: query-status says running at once (QEMU resumes the vCPUs before it answers
-// cont); should it not, wait for the RESUME event, then ask again. No polling sleeps.
+// After cont: QEMU's RESUME event, queued with cont's reply, says the guest runs. Without it (or
+// with a STOP after it) query-status is asked, which says running at once (QEMU resumes the
+// vCPUs before it answers cont); should it not, wait for the RESUME event, then ask again. No
+// polling sleeps.
 void WaitRunning(qemu::QmpClient& qmp, std::chrono::milliseconds timeout);
 
 }  // namespace qlaunch::launcher

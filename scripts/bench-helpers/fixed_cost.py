@@ -3,7 +3,7 @@
 take itself, measured in one run, written to OUT.json:
 
   run_vs_start  `qlaunch run --json` against `qlaunch start --json` on the same XML, alternating (the order
-                swapping every round; at least MIN_RUN_ROUNDS rounds). Each reports `timings_ms.running` (exec until query-status says running,
+                swapping every round; at least MIN_RUN_ROUNDS rounds). Each reports `timings_ms.running` (exec until QEMU says the guest runs,
                 phases from one clock, so both are read the same way); `run` also sends READY=1 to
                 $NOTIFY_SOCKET once its start is done, timed from the spawn as an outside check. Each domain is
                 destroyed (untimed) and its hugepages are awaited before the next run.

@@ -242,7 +242,8 @@ def write_doc(machine, starts, earlies, gigantic, pre, planner, work):
       "preallocator fills the shared hugetlb memfds, see docs/planner.md), fork to exit |")
     w("| virsh | `virsh -c qemu:///system create DOMAIN.xml` (libvirtd 9.0 already running), fork to exit |")
     w("| qemu | QEMU by hand with the argv of `domxml-to-native --prealloc qemu` (thread-contexts, `prealloc-threads`, "
-      "-S): exec until `cont` is acknowledged and `query-status` says running |")
+      "-S): exec until `cont` is acknowledged and QEMU says the guest runs (its `RESUME` event, else `query-status`), "
+      "as `qlaunch start` waits |")
     w("| kernel | `populate_ref SIZE PAGE THREADS`: one memfd of the same bytes and page size, populated with "
       "`MADV_POPULATE_WRITE` by as many threads as qlaunch uses (every CPU), the whole process |")
     w("")
@@ -308,7 +309,7 @@ def write_doc(machine, starts, earlies, gigantic, pre, planner, work):
     w("## 2. `--run-early`: a guest that runs while its memory fills")
     w("")
     w("`qlaunch bench --json --runs N --against kernel,floor,floor-sized DOMAIN.xml -- --run-early`: the same XMLs; "
-      "`running` is when `query-status` said running, `populated` when the last page was in (both ms since the bench "
+      "`running` is when QEMU said the guest runs, `populated` when the last page was in (both ms since the bench "
       "forked qlaunch), total is fork to exit. `floor at size` is the floor with the domain's memory as it is, "
       "allocated on demand (`floor-sized`): QEMU's own start-up at this size.")
     w("")

@@ -3,75 +3,30 @@
 
   report.py --work DIR --out DIR
 
-DIR (work) holds machine.json, start-<G>g-<C>c.json and early-<G>g-<C>c.json (`qlaunch bench --json`), fixed-cost.json,
+DIR (work) holds machine.json, start-<G>g-<C>c.json and early-<G>g-<C>c.json (`qlaunch bench --json`; tcg-start-* and
+tcg-early-* too where the machine has KVM), fixed-cost.json,
 plan-*.json (`domxml-to-native --format json`), libvirt-argv-*.txt, prealloc.jsonl (timed.py lines),
 planner.json (Google Benchmark JSON or null) and warm1/warm2.json; OUT gets benchmarks.md and img/.
 
-Somewhat over 400 lines: it is one document, its sections in the order they print; split, one page's prose would
-be spread over files.
+One document, its sections in the order they print; issue 22's rows and its TCG section come from floor_report.py.
 """
 import argparse
 import glob
 import json
 import os
-import re
-import statistics
 import subprocess
 import sys
 from collections import defaultdict
 
+from bench_data import fmt_ms, fmt_r, load_benches, med, phase_median, starter, verdict
 from fixed_cost import hand_written_sections, target_rows
+from floor_report import floor_target_rows, tcg_section
 
 # The targets of docs/benchmarks.md (issue "fast by default"): (what, size or None, limit).
 START_TARGETS = [("qlaunch/virsh", 8, 0.65), ("qlaunch/qemu", 8, 0.95), ("qlaunch/kernel", 8, 1.15)]
 EARLY_RUNNING_MS = 100
-# Issue 22: the fixed cost of a start against QEMU's own floor (the bench's floor starter).
-EARLY_OVER_FLOOR_MS = 15      # --run-early: running - floor, every size
-START_OVER_SUM_RATIO = 0.95   # start, 8 GiB: total / (kernel + floor), per round
-START_OWN_SHARE_MS = 15       # start, 8 GiB: total - (floor + kernel)
-UNACCOUNTED_MS = 2            # no phase holds more than this of a start
 EARLY_TOTAL_RATIO = 1.10
 PREALLOC_RATIO = 1.05
-
-
-def med(xs):
-    return statistics.median(xs) if xs else None
-
-
-def fmt_ms(x):
-    return "—" if x is None else f"{x:.0f}" if x >= 100 else f"{x:.1f}"
-
-
-def fmt_r(x):
-    return "—" if x is None else f"{x:.2f}"
-
-
-def verdict(value, limit):
-    return "—" if value is None else ("met" if value <= limit else "**not met**")
-
-
-def load_benches(work, prefix):
-    out = {}
-    for path in glob.glob(os.path.join(work, prefix + "-*g-*c.json")):
-        m = re.search(r"-(\d+)g-(\d+)c\.json$", path)
-        out[(int(m.group(1)), int(m.group(2)))] = json.load(open(path))
-    return dict(sorted(out.items()))
-
-
-def starter(b, name, key="median"):
-    s = b["starters"].get(name)
-    return s[key] if s else None
-
-
-def phase_median(b, phase):  # qlaunch bench --json gives the median of every phase over the rounds
-    return b["qlaunch_phases"].get(phase)
-
-
-def over_sum_ratio(b):  # the median over rounds of qlaunch / (kernel + floor)
-    q, k, f = (b["starters"].get(n, {}).get("runs_ms") for n in ("qlaunch", "kernel", "floor"))
-    if not (q and k and f):
-        return None
-    return med([qi / (ki + fi) for qi, ki, fi in zip(q, k, f)])
 
 
 def gnuplot(script):
@@ -146,7 +101,8 @@ def start_rows(w, benches, pages):
           f"{fmt_r(r.get('qlaunch/qemu'))} | {fmt_r(r.get('qlaunch/kernel'))} |")
 
 
-def write_doc(machine, starts, earlies, gigantic, pre, planner, work):
+def write_doc(machine, starts, earlies, gigantic, pre, planner, work, tcg_starts=None, tcg_earlies=None):
+    tcg_starts, tcg_earlies = tcg_starts or {}, tcg_earlies or {}
     L = []
     w = L.append
     reps = machine["reps"]
@@ -161,7 +117,7 @@ def write_doc(machine, starts, earlies, gigantic, pre, planner, work):
     w(f"Run on {machine['date']}, commit {machine['commit']}; the whole run took "
       f"{machine.get('runtime_s', 0) // 60} min {machine.get('runtime_s', 0) % 60} s. `BENCH_QUICK=1 scripts/bench` runs a "
       "small matrix in a couple of minutes; `BENCH_REPS`, `BENCH_SIZES`, `BENCH_CELLS`, `BENCH_PREALLOC_GIB`, "
-      "`BENCH_PREALLOC_1G_GIB` and `BENCH_OUT` override single settings (see the script's header). The start-latency "
+      "`BENCH_PREALLOC_1G_GIB`, `BENCH_TCG` and `BENCH_OUT` override single settings (see the script's header). The start-latency "
       "part is `qlaunch bench` (see docs/usage.md), which anyone can run on their own XML.")
     w("")
     w("**Read the ratios, not the absolute times.** Absolute times hold for this machine only: a small virtual "
@@ -186,23 +142,9 @@ def write_doc(machine, starts, earlies, gigantic, pre, planner, work):
     for (s, c), b in earlies.items():
         v = b["ratios"].get("qlaunch/kernel")
         w(f"| `--run-early`: total / kernel ≤ {EARLY_TOTAL_RATIO} at {s} GiB | {fmt_r(v)} | {verdict(v, EARLY_TOTAL_RATIO)} |")
-    for (s, c), b in earlies.items():
-        v = b.get("differences_ms", {}).get("running - floor")
-        w(f"| `--run-early`: running − QEMU floor ≤ {EARLY_OVER_FLOOR_MS} ms at {s} GiB | {fmt_ms(v)} ms | "
-          f"{verdict(v, EARLY_OVER_FLOOR_MS)} |")
-    for (s, c), b in starts.items():
-        if s == 8:
-            v = over_sum_ratio(b)
-            w(f"| `start`: total / (kernel + floor) ≤ {START_OVER_SUM_RATIO} at {s} GiB | {fmt_r(v)} | "
-              f"{verdict(v, START_OVER_SUM_RATIO)} |")
-            v = b.get("differences_ms", {}).get("total - (floor + kernel)")
-            w(f"| `start`: total − (floor + kernel) ≤ {START_OWN_SHARE_MS} ms at {s} GiB | {fmt_ms(v)} ms | "
-              f"{verdict(v, START_OWN_SHARE_MS)} |")
-    for (s, c), b in list(starts.items()) + list(earlies.items()):
-        v = phase_median(b, "unaccounted")
-        if v is not None:
-            w(f"| unaccounted < {UNACCOUNTED_MS} ms at {s} GiB{' (--run-early)' if b in earlies.values() else ''} | "
-              f"{v:.3f} ms | {verdict(abs(v), UNACCOUNTED_MS)} |")
+    two = bool(tcg_starts or tcg_earlies)
+    L.extend(floor_target_rows(starts, earlies, machine["accel"].upper() if two else ""))
+    L.extend(floor_target_rows(tcg_starts, tcg_earlies, "TCG"))
     for (page, gib, t), v in sorted(pre.items()):
         if t <= 2:
             r = paired(v["qlaunch"], v["ref"])
@@ -337,6 +279,8 @@ def write_doc(machine, starts, earlies, gigantic, pre, planner, work):
       "`--run-early` buys a running guest at the price of a later full one.")
     w("")
 
+    L.extend(tcg_section(tcg_starts, tcg_earlies, "2b"))
+
     # ---- 3. prealloc
     w("## 3. Preallocation throughput")
     w("")
@@ -401,7 +345,8 @@ def main():
         plot_prealloc(pre, os.path.join(img, "prealloc-throughput.png"), args.work)
     doc_path = os.path.join(args.out, "benchmarks.md")
     kept = hand_written_sections(doc_path)  # other scripts' sections stay, after the generated ones
-    doc = write_doc(machine, starts, earlies, gigantic, pre, planner, args.work)
+    doc = write_doc(machine, starts, earlies, gigantic, pre, planner, args.work,
+                    load_benches(args.work, "tcg-start"), load_benches(args.work, "tcg-early"))
     with open(doc_path, "w") as f:
         f.write(doc + ("\n\n" + kept if kept else "") + "\n")
     return 0

@@ -69,4 +69,9 @@ struct ReadOptions {
 // disagreement with sysfs lands in `warnings`.
 HostTopology ReadHostTopology(const ReadOptions& opts = {});
 
+// The per-node hugepage pools of `host` read again from the tree it was read from (its root),
+// nothing else: the counts now, after other processes may have taken or given pages. Cheaper
+// than a whole ReadHostTopology (no CPUs, distances, meminfo, mounts or libnuma).
+void RereadHugepagePools(HostTopology* host);
+
 }  // namespace qlaunch::numa

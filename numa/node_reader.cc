@@ -87,6 +87,10 @@ std::optional<uint64_t> ParseNodeMemTotal(std::string_view meminfo) {
   return std::nullopt;
 }
 
+std::map<uint64_t, HugePool> ReadNodeHugepagePools(const fs::path& node_dir, unsigned id) {
+  return ReadPools(node_dir / ("node" + std::to_string(id)) / "hugepages");
+}
+
 HostNode ReadNode(const fs::path& node_dir, unsigned id, const IdSet& node_ids) {
   const fs::path dir = node_dir / ("node" + std::to_string(id));
   std::error_code ec;

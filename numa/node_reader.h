@@ -2,7 +2,9 @@
 // per-node huge page pools.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string_view>
 
@@ -19,6 +21,9 @@ IdSet ReadNodeIds(const std::filesystem::path& node_dir);
 // cpulist falls back to the node's cpuN entries. Throws std::runtime_error naming the file for
 // a missing node directory or malformed content.
 HostNode ReadNode(const std::filesystem::path& node_dir, unsigned id, const IdSet& node_ids);
+
+// <node_dir>/node<id>/hugepages/: the node's pools by page size (those with both counts).
+std::map<uint64_t, HugePool> ReadNodeHugepagePools(const std::filesystem::path& node_dir, unsigned id);
 
 // "Node 1 MemTotal:  16316412 kB" in a node's meminfo, in bytes.
 std::optional<uint64_t> ParseNodeMemTotal(std::string_view meminfo);

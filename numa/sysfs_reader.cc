@@ -73,4 +73,9 @@ HostTopology ReadHostTopology(const ReadOptions& opts) {
   return topo;
 }
 
+void RereadHugepagePools(HostTopology* host) {
+  const fs::path node_dir = host->root / "devices/system/node";
+  for (HostNode& node : host->nodes) node.hugepages = ReadNodeHugepagePools(node_dir, node.id);
+}
+
 }  // namespace qlaunch::numa

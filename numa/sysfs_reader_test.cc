@@ -268,6 +268,27 @@ TEST_F(ScratchTree, PoolNeedsBothCountsAndDefaultSizeFallsBackToNothing) {
   EXPECT_EQ(t.default_hugepage_bytes, 0u);                     // no file, and 2 MiB is not supported
 }
 
+// The pre-flight's second look: only the pools' counts change, read from the same tree; a pool
+// that went away goes, the rest of the topology stays as first read.
+TEST_F(ScratchTree, RereadingThePoolsTakesTheCountsNowAndNothingElse) {
+  Write("devices/system/node/online", "0-1\n");
+  for (const char* n : {"node0", "node1"}) {
+    Write(std::string("devices/system/node/") + n + "/cpulist", n[4] == '0' ? "0\n" : "1\n");
+    Write(std::string("devices/system/node/") + n + "/hugepages/hugepages-2048kB/nr_hugepages", "8\n");
+    Write(std::string("devices/system/node/") + n + "/hugepages/hugepages-2048kB/free_hugepages", "8\n");
+  }
+  HostTopology t = Read(root_);
+  ASSERT_EQ(t.nodes.size(), 2u);
+  Write("devices/system/node/node0/hugepages/hugepages-2048kB/free_hugepages", "3\n");
+  Write("devices/system/node/node1/cpulist", "1-3\n");  // not re-read
+  fs::remove(root_ / "devices/system/node/node1/hugepages/hugepages-2048kB/free_hugepages");
+  RereadHugepagePools(&t);
+  EXPECT_EQ(t.nodes[0].hugepages.at(k2M).total, 8u);
+  EXPECT_EQ(t.nodes[0].hugepages.at(k2M).free, 3u);
+  EXPECT_TRUE(t.nodes[1].hugepages.empty());
+  EXPECT_EQ(t.nodes[1].cpus.ToString(), "1");
+}
+
 TEST_F(ScratchTree, AffinityCanBeRequestedForAFixture) {
   Write("devices/system/node/online", "0\n");
   Write("devices/system/node/node0/cpulist", "0-4095\n");

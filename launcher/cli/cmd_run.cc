@@ -79,6 +79,9 @@ void AddRunCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--sysfs", o->start.sysfs, "read the host from this copy of /sys");
   sub->add_option("--incoming", o->start.incoming, "URI: wait for a migration there (as for start)");
   sub->add_flag("--progress", o->start.progress, "show a preallocation progress line on stderr");
+  sub->add_flag("--run-early", o->start.run_early,
+                "resume the guest as soon as QEMU is ready and fill its memory behind it (as for start);\n"
+                "READY=1 goes out once the memory is full");
   sub->add_option("--shutdown-timeout", o->shutdown_timeout_s,
                   "seconds between the ACPI power button and destroy on SIGTERM/SIGINT (0: destroy at once)")
       ->check(CLI::NonNegativeNumber)

@@ -1,40 +1,42 @@
 #include "launcher/host/pool_reserved.h"
 
-#include <fstream>
 #include <optional>
+#include <stdexcept>
 #include <string>
+
+#include "numa/sysfs_files.h"
 
 namespace qlaunch::launcher {
 
-std::map<uint64_t, uint64_t> ReadReservedHugepages(const std::filesystem::path& sysfs_root,
-                                                   const std::vector<uint64_t>& sizes) {
-  std::map<uint64_t, uint64_t> out;
-  for (uint64_t page_bytes : sizes) {
-    std::ifstream in(sysfs_root / "kernel/mm/hugepages" /
-                     ("hugepages-" + std::to_string(page_bytes / 1024) + "kB") / "resv_hugepages");
-    uint64_t pages = 0;
-    if (!(in >> pages)) pages = 0;
-    out[page_bytes] = pages;
-  }
-  return out;
-}
-
 namespace {
 
+// Read with open/read (numa/sysfs_files.h), not an ifstream: these are read under the pool lock.
 std::optional<uint64_t> ReadCount(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  uint64_t n = 0;
-  if (in >> n) return n;
-  return std::nullopt;
+  try {
+    return numa::ReadNumberFile(file);
+  } catch (const std::runtime_error&) {
+    return std::nullopt;
+  }
+}
+
+std::filesystem::path PoolDir(const std::filesystem::path& sysfs_root, uint64_t page_bytes) {
+  return sysfs_root / "kernel/mm/hugepages" / ("hugepages-" + std::to_string(page_bytes / 1024) + "kB");
 }
 
 }  // namespace
 
+std::map<uint64_t, uint64_t> ReadReservedHugepages(const std::filesystem::path& sysfs_root,
+                                                   const std::vector<uint64_t>& sizes) {
+  std::map<uint64_t, uint64_t> out;
+  for (uint64_t page_bytes : sizes)
+    out[page_bytes] = ReadCount(PoolDir(sysfs_root, page_bytes) / "resv_hugepages").value_or(0);
+  return out;
+}
+
 std::map<uint64_t, uint64_t> ReadReservedHugepagesConsistently(numa::HostTopology* host) {
   std::map<uint64_t, uint64_t> out;
   for (uint64_t page_bytes : host->hugepage_sizes) {
-    const std::filesystem::path dir =
-        host->root / "kernel/mm/hugepages" / ("hugepages-" + std::to_string(page_bytes / 1024) + "kB");
+    const std::filesystem::path dir = PoolDir(host->root, page_bytes);
     std::optional<uint64_t> free, resv;
     for (int tries = 0; tries < 100; ++tries) {
       free = ReadCount(dir / "free_hugepages");

@@ -171,7 +171,7 @@ StartReport StartDomain(const StartOptions& opts) {
   if (!plan.pool_needs.empty()) {
     t.Mark(Phase::kPreflight);
     pool_lock.emplace([&interrupt] { interrupt.ThrowIfInterrupted(); });
-    host = LoadHost(opts.sysfs);  // the free pages now: another start may have taken some since
+    numa::RereadHugepagePools(&host);  // the free pages now: another start may have taken some since
     reserved_pages = ReadReservedHugepagesConsistently(&host);
     release_pool_when_mapped = ReservedCountIsExactPerNode(plan.pool_needs, host);
     t.Mark(Phase::kPoolLock);

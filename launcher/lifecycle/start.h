@@ -5,7 +5,8 @@
 //   them -> spawn QEMU paused (-S) (the filling goes on meanwhile) -> QMP greeting ->
 //   qmp_capabilities (its reply: QEMU's own start-up preallocation is done) -> widen QEMU's
 //   affinity if it was narrowed -> launcher population done -> object-del every
-//   thread-context -> cont -> query-status says running. With --run-early (launcher/lifecycle/run_early.h)
+//   thread-context -> cont (qlaunch's mappings released meanwhile) -> QEMU says running (RESUME,
+//   else query-status). With --run-early (launcher/lifecycle/run_early.h)
 //   the launcher's population is waited for after cont instead, with the guest running.
 //
 // With --incoming, QEMU waits for the migration instead of cont (StartOptions::incoming).

@@ -19,8 +19,10 @@
 // Where QEMU preallocates, it does most of it while creating the machine, which QEMU 7.2 and
 // 5.2 do before they greet on QMP: then qmp_ready holds QEMU's preallocation and prealloc only
 // the rest.
-//   unmap      unmapping and closing the launcher's memfds (QEMU's copies keep the pages)
-//   cont       object-del of the thread-contexts, cont, query-status says running
+//   unmap      unmapping and closing the launcher's memfds (QEMU's copies keep the pages); without
+//              --run-early done while QEMU handles cont, so this phase also holds the object-del of
+//              the thread-contexts and sending cont
+//   cont       the rest of cont, until QEMU says running (RESUME with cont's reply, else query-status)
 //   hand_over  QMP closed, the state committed, QEMU left to run on its own
 //   return     leaving StartDomain (its guards) until the report is rendered
 // With --run-early the launcher's population goes on after cont: its remainder is added to
@@ -29,7 +31,7 @@
 // What follows the last mark (printing the report, returning from main, exit) can only be seen
 // from outside: `qlaunch bench` adds it as `exit` (bench_qlaunch.cc).
 // Two moments are reported besides the phases, in ms since exec (the same origin as total):
-//   running    the guest runs (query-status says so)
+//   running    the guest runs (QEMU said so: RESUME, else query-status)
 //   populated  all preallocated memory is in (QEMU's and the launcher's)
 // Without --run-early, populated <= running; with it, the guest runs first.
 #pragma once

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/unique_fd.h"
 #include "launcher/host/device_host.h"
 #include "qemu_cmd/net_plan.h"
 #include "qemu_cmd/plan_diagnostic.h"
@@ -29,23 +30,6 @@ namespace {
 
 constexpr const char* kTunDevice = "/dev/net/tun";
 constexpr int kCapNetAdmin = 12;
-
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  Fd& operator=(Fd&& o) noexcept {
-    std::swap(fd_, o.fd_);
-    return *this;
-  }
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
 
@@ -65,7 +49,7 @@ void CopyName(ifreq* ifr, const std::string& name) {
 
 // One ioctl on an ordinary socket (the interface ioctls need one).
 void IfIoctl(unsigned long request, ifreq* ifr, const char* what) {
-  Fd sock(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  UniqueFd sock(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   if (sock.get() < 0) throw std::runtime_error(Errno("socket"));
   if (::ioctl(sock.get(), request, ifr) < 0)
     throw std::runtime_error(Errno(std::string(what) + " " + ifr->ifr_name));
@@ -139,7 +123,7 @@ class NetHost : public DeviceHostPart {
       if (nic.type != "ethernet" && nic.type != "bridge") continue;
       if (!tun_checked) {
         tun_checked = true;
-        Fd tun(::open(kTunDevice, O_RDWR | O_CLOEXEC));
+        UniqueFd tun(::open(kTunDevice, O_RDWR | O_CLOEXEC));
         if (tun.get() < 0)
           fail(nic, 0, "interface", Errno(std::string("interface type '") + nic.type + "' needs a tap: " + kTunDevice));
         else if (!HasCapNetAdmin())
@@ -182,7 +166,7 @@ class NetHost : public DeviceHostPart {
     const std::vector<std::string> macs = qemu::InterfaceMacs(*def_);
     for (PlannedTap& tap : taps_) {
       const domain::Interface& nic = nics[tap.nic];
-      Fd fd(::open(kTunDevice, O_RDWR | O_CLOEXEC));
+      UniqueFd fd(::open(kTunDevice, O_RDWR | O_CLOEXEC));
       if (fd.get() < 0) throw std::runtime_error(Errno(kTunDevice));
       ifreq ifr{};
       CopyName(&ifr, tap.name.empty() ? "vnet%d" : tap.name);

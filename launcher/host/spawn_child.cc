@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "common/unique_fd.h"
+
 extern char** environ;
 
 namespace qlaunch::launcher {
@@ -181,13 +183,6 @@ int AboveStdio(int fd) {
   return moved;
 }
 
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 // clone3, into `cgroup` when >= 0; a plain fork (and *join_by_write) where this kernel cannot.
 pid_t Clone(int cgroup, bool* join_by_write) {
   CloneArgs args;
@@ -219,16 +214,16 @@ pid_t CloneAndExec(const SpawnSpec& spec) {
   child.max_fd = ::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY
                      ? static_cast<int>(std::min<rlim_t>(nofile.rlim_cur, 1 << 20))
                      : 65536;
-  Fd log{AboveStdio(::open(spec.log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600))};
-  if (log.fd < 0) throw std::runtime_error("cannot create " + spec.log_file.string() + ": " + std::strerror(errno));
-  Fd null{AboveStdio(::open("/dev/null", O_RDONLY | O_CLOEXEC))};
+  UniqueFd log{AboveStdio(::open(spec.log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600))};
+  if (log.get() < 0) throw std::runtime_error("cannot create " + spec.log_file.string() + ": " + std::strerror(errno));
+  UniqueFd null{AboveStdio(::open("/dev/null", O_RDONLY | O_CLOEXEC))};
   int pipe_fds[2];
-  if (null.fd < 0 || ::pipe2(pipe_fds, O_CLOEXEC) != 0)
+  if (null.get() < 0 || ::pipe2(pipe_fds, O_CLOEXEC) != 0)
     throw std::runtime_error("cannot start " + spec.argv[0] + ": " + std::strerror(errno));
-  Fd report_read{AboveStdio(pipe_fds[0])}, report_write{AboveStdio(pipe_fds[1])};
-  child.log_fd = log.fd;
-  child.null_fd = null.fd;
-  child.report_fd = report_write.fd;
+  UniqueFd report_read{AboveStdio(pipe_fds[0])}, report_write{AboveStdio(pipe_fds[1])};
+  child.log_fd = log.get();
+  child.null_fd = null.get();
+  child.report_fd = report_write.get();
 
   sigset_t all, old;
   sigfillset(&all);
@@ -241,11 +236,10 @@ pid_t CloneAndExec(const SpawnSpec& spec) {
   if (pid < 0)
     throw std::runtime_error("cannot start " + spec.argv[0] + as + ": " + std::strerror(clone_errno) +
                              (spec.cgroup_fd >= 0 ? " (cloning it into its cgroup)" : ""));
-  ::close(report_write.fd);
-  report_write.fd = -1;
+  report_write.Reset();
   int err = 0;
   ssize_t n;
-  do n = ::read(report_read.fd, &err, sizeof err);
+  do n = ::read(report_read.get(), &err, sizeof err);
   while (n < 0 && errno == EINTR);
   if (n == static_cast<ssize_t>(sizeof err)) {  // exec failed
     int status = 0;

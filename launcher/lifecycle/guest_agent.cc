@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 
+#include "common/unique_fd.h"
 #include "domain/xml_doc.h"
 #include "domain/xml_node.h"
 
@@ -18,20 +19,6 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 std::string Seconds(std::chrono::milliseconds t) {
   char buf[32];
@@ -103,7 +90,7 @@ json GuestAgentCommand(const std::string& socket, const std::string& command, st
   addr.sun_family = AF_UNIX;
   if (socket.size() >= sizeof addr.sun_path) throw GuestAgentError("guest agent socket path too long: " + socket);
   std::memcpy(addr.sun_path, socket.c_str(), socket.size() + 1);
-  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (fd.get() < 0) throw GuestAgentError(std::string("socket: ") + std::strerror(errno));
   if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
     throw GuestAgentError("cannot connect to the guest agent channel " + socket + ": " + std::strerror(errno));

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/unique_fd.h"
 #include "domain/memory_totals.h"
 #include "domain/parse_fragment.h"
 #include "launcher/host/device_host.h"
@@ -34,22 +35,6 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-class OwnedFd {
- public:
-  OwnedFd() = default;
-  ~OwnedFd() { Reset(-1); }
-  OwnedFd(const OwnedFd&) = delete;
-  OwnedFd& operator=(const OwnedFd&) = delete;
-  void Reset(int fd) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_ = -1;
-};
 
 json CallJson(const qemu::QmpCall& c) { return {{"execute", c.execute}, {"arguments", c.arguments}}; }
 
@@ -196,7 +181,7 @@ double MsSince(Clock::time_point t0) {
 // holding just this device; its fd comes back to pass to QEMU.
 struct HostDevice {
   std::unique_ptr<DeviceHostPart> part;
-  OwnedFd fd;
+  UniqueFd fd;
   json summary = json::object();
 };
 

@@ -111,7 +111,7 @@ HostNode ReadNode(const fs::path& node_dir, unsigned id, const IdSet& node_ids) 
     node.memory_bytes = *bytes;
   }
   node.distances = ReadDistances(dir / "distance", node_ids);
-  node.hugepages = ReadPools(dir / "hugepages");
+  node.hugepages = ReadNodeHugepagePools(node_dir, id);
   return node;
 }
 

@@ -2,12 +2,16 @@
 // memory (as start --json reports it, and as seen from outside: a vCPU gaining CPU time while
 // hugepages are still free, under KVM or TCG); refused, before anything exists, for memory that
 // cannot be filled behind a running guest.
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <fstream>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -130,6 +134,52 @@ TEST_F(LaunchRunEarlyTest, TimingsSayWhenTheGuestRanAndWhenItsMemoryWasFull) {
     ASSERT_EQ(destroy.exit_code, 0) << destroy.Describe();
     ExpectHostClean(d.name, pid, free_before);
   }
+}
+
+// run --run-early: the same start under the supervisor. READY=1 on $NOTIFY_SOCKET comes once the
+// memory is full (every page of the guest taken when it arrives), the start report says the guest
+// ran first, and SIGTERM (--shutdown-timeout 0) destroys it and gives every page back.
+TEST_F(LaunchRunEarlyTest, RunSendsReadyOnceTheMemoryIsFull) {
+  SmallDomain d;
+  d.cell_mib = 1024;
+  HugepagePool pool = HugepagePool::AtLeast(d.Bytes() / (2u << 20) + 8);
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
+  const std::string xml = WriteDomain(d);
+  const uint64_t free_before = HugepagesFree();
+  const uint64_t pages = d.Bytes() / (2u << 20);
+  const std::string path = (tmp() / "notify.sock").string();
+  const int sock = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(sock, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+  ASSERT_EQ(::bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  timeval tv{60, 0};
+  ::setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  Env env = BaseEnv();
+  env["NOTIFY_SOCKET"] = path;
+  RunningProcess run({QlaunchBinary(), "run", "--json", "--run-early", "--shutdown-timeout", "0", "--qemu", kQemu72, xml},
+                     env);
+  char buf[256] = {};
+  const ssize_t n = ::recv(sock, buf, sizeof buf - 1, 0);
+  const uint64_t free_at_ready = HugepagesFree();
+  ::close(sock);
+  ASSERT_GT(n, 0) << "no readiness message; stderr so far:\n" << run.ErrSoFar();
+  EXPECT_TRUE(std::string(buf, n).starts_with("READY=1\n")) << buf;
+  EXPECT_EQ(free_before - free_at_ready, pages) << "READY=1 came before the guest's memory was full";
+  ::kill(run.pid(), SIGTERM);
+  RunResult r = run.Wait();
+  EXPECT_EQ(r.exit_code, 4) << r.Describe();
+  std::optional<nlohmann::json> report;
+  std::istringstream lines(r.err);
+  for (std::string line; !report && std::getline(lines, line);) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object() && j.contains("timings_ms")) report = j;
+  }
+  ASSERT_TRUE(report.has_value()) << r.Describe();
+  EXPECT_EQ((*report)["run_early"], true);
+  EXPECT_LE((*report)["timings_ms"]["running"].get<double>(), (*report)["timings_ms"]["populated"].get<double>());
+  ExpectHostClean(d.name, (*report)["pid"].get<pid_t>(), free_before);
 }
 
 // Memory that QEMU fills, 4 KiB pages and <locked/> cannot run early: exit 1 naming the file, the

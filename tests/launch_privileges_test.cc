@@ -182,6 +182,23 @@ TEST_F(LaunchPrivilegesTest, AnImageQemuCannotReachIsAClearErrorNamingTheDisk) {
   ExpectNothingLeft("priv-hidden", HugepagesFree());
 }
 
+TEST_F(LaunchPrivilegesTest, AKvmDomainWhoseUserCannotOpenDevKvmIsRefusedBeforeAnythingIsMade) {
+  QLAUNCH_SKIP_WITHOUT_HARDWARE("kvm");
+  fs::path image = Image("kvm.img");
+  std::string xml_text = Slurp(DiskXml("priv-kvm", image, false));
+  xml_text.replace(xml_text.find("type='qemu'"), 11, "type='kvm'");
+  const fs::path xml = tmp() / "priv-kvm-kvm.xml";
+  std::ofstream(xml) << xml_text;
+  // nobody is not in the group that owns /dev/kvm: the pre-flight opens it as nobody would.
+  RunResult r = Qlaunch({"start", "--user", "nobody:nogroup", xml.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_NE(r.err.find("type='kvm': the QEMU user nobody cannot open /dev/kvm (Permission denied)"),
+            std::string::npos)
+      << r.Describe();
+  EXPECT_EQ(Owner(image), "root:root 0600");
+  ExpectNothingLeft("priv-kvm", HugepagesFree());
+}
+
 TEST_F(LaunchPrivilegesTest, AnotherUserCannotReachTheQmpSocketOrTheStateDir) {
   pid_t pid = Start(DiskXml("priv-qmp", Image("q.img"), false));
   ASSERT_GT(pid, 0);

@@ -3,6 +3,10 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -121,38 +125,55 @@ QemuUser ResolveQemuUser(const std::string& user_flag, const domain::DomainDef& 
   return u;
 }
 
+namespace {
+
+// What the child of OpenErrorAs does, and where it leaves its answer (in memory it shares).
+struct OpenAs {
+  const QemuUser* user;
+  const char* path;
+  int flags;
+  int err = EIO;  // stays when the child dies before it answers
+};
+
+// The child shares qlaunch's memory (CLONE_VM) and runs while qlaunch waits (CLONE_VFORK), with
+// every signal blocked. Only raw syscalls: glibc's credential wrappers would change every thread
+// of qlaunch; the errno they set lands in the waiting thread's, which is not looked at.
+__attribute__((no_sanitize("address"))) int OpenAsChild(void* arg) {
+  OpenAs* a = static_cast<OpenAs*>(arg);
+  const QemuUser& u = *a->user;
+  if (u.change && (::syscall(SYS_setgroups, u.groups.size(), u.groups.data()) != 0 ||
+                   ::syscall(SYS_setresgid, u.gid, u.gid, u.gid) != 0 ||
+                   ::syscall(SYS_setresuid, u.uid, u.uid, u.uid) != 0)) {
+    a->err = errno ? errno : EPERM;
+    ::syscall(SYS_exit_group, 0);
+  }
+  const long fd = ::syscall(SYS_openat, AT_FDCWD, a->path, a->flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  a->err = fd < 0 ? errno : 0;
+  ::syscall(SYS_exit_group, 0);
+  return 0;
+}
+
+}  // namespace
+
 int OpenErrorAs(const QemuUser& user, const std::string& path, int flags) {
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) return errno;
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    int err = errno;
-    ::close(pipefd[0]);
-    ::close(pipefd[1]);
-    return err;
-  }
-  if (pid == 0) {
-    int err = 0;
-    if (user.change && (::setgroups(user.groups.size(), user.groups.data()) != 0 || ::setgid(user.gid) != 0 ||
-                        ::setuid(user.uid) != 0))
-      err = errno ? errno : EPERM;
-    if (!err) {
-      int fd = ::open(path.c_str(), flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-      if (fd < 0) err = errno;
+  OpenAs job{&user, path.c_str(), flags};
+  // A switch of user makes the kernel mark the memory's owner not dumpable, and the memory is
+  // ours: put back what it was once the child is gone.
+  const int dumpable = ::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+  alignas(64) char stack[16384];  // the child's, while this thread waits in clone
+  sigset_t all, old;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old);
+  const pid_t pid = ::clone(OpenAsChild, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &job);
+  const int clone_errno = errno;
+  if (pid > 0) {
+    int status;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    (void)!::write(pipefd[1], &err, sizeof err);
-    ::_exit(0);
   }
-  ::close(pipefd[1]);
-  int err = EIO;
-  ssize_t n;
-  do n = ::read(pipefd[0], &err, sizeof err);
-  while (n < 0 && errno == EINTR);
-  ::close(pipefd[0]);
-  int status;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return n == sizeof err ? err : EIO;
+  if (dumpable > 0 && ::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != dumpable) ::prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return pid > 0 ? job.err : clone_errno;
 }
 
 }  // namespace qlaunch::launcher

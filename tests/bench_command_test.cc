@@ -272,6 +272,27 @@ TEST_F(BenchCommandTest, TheSizedFloorIsTimedBesideTheFloor) {
   ExpectHostAsFound();
 }
 
+// overlap: the kernel reference and the floor started together; qlaunch is compared with it as
+// with every starter, and what it adds to it is reported (one round: that round's difference).
+TEST_F(BenchCommandTest, TheOverlapRunsTheKernelReferenceAndTheFloorTogether) {
+  if (std::string why = ReservePool(); !why.empty()) GTEST_SKIP() << why;
+  const std::string xml = WriteBenchDomain();
+  RunResult r = Bench({"--runs", "1", "--json", "--qemu", kQemu72, "--against", "kernel,floor,overlap", xml});
+  ASSERT_EQ(r.exit_code, 0) << r.Describe();
+  json report = json::parse(r.out);
+  ExpectStarter(report, "overlap", 1);
+  ExpectStarter(report, "kernel", 1);
+  ExpectRatios(report, {"qlaunch/kernel", "qlaunch/floor", "qlaunch/overlap"});
+  const json& diffs = report["differences_ms"];
+  ASSERT_TRUE(diffs["total - overlap"].is_number()) << report.dump(2);
+  EXPECT_NEAR(diffs["total - overlap"].get<double>(),
+              report["starters"]["qlaunch"]["runs_ms"][0].get<double>() -
+                  report["starters"]["overlap"]["runs_ms"][0].get<double>(),
+              0.01)
+      << report.dump(2);
+  ExpectHostAsFound();
+}
+
 TEST_F(BenchCommandTest, PlotWritesAPng) {
   if (::access("/usr/bin/gnuplot", X_OK) != 0)
     GTEST_SKIP() << "gnuplot is missing (scripts/setup installs gnuplot-nox)";

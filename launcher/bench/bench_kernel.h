@@ -31,4 +31,12 @@ KernelReferenceSize ReferenceSizeOf(const domain::DomainDef& def, uint64_t host_
 std::unique_ptr<Starter> MakeKernelStarter(const BenchConfig& cfg, const domain::DomainDef& def,
                                            const std::string& populate_ref);
 
+// The "overlap" starter: the kernel reference and QEMU's floor started together (populate_ref
+// forked, then the floor's QEMU spawned at once), timed from the fork until both are done: what a
+// start that overlaps the fill with QEMU's start-up takes on this host with no launcher at all,
+// each taking from the other what CPUs they share. Against kernel + floor it is the best ratio the
+// host allows a start; qlaunch's total minus it is what qlaunch adds to that.
+std::unique_ptr<Starter> MakeOverlapStarter(const BenchConfig& cfg, const domain::DomainDef& def,
+                                            const std::string& populate_ref);
+
 }  // namespace qlaunch::launcher

@@ -128,8 +128,8 @@ class QemuStarter : public Starter {
  public:
   // A floor: the domain's memory cut to the minimum (FloorDomain) or allocated on demand
   // (SizedFloorDomain), timed until QEMU answers qmp_capabilities.
-  QemuStarter(const BenchConfig& cfg, const domain::DomainDef& domain, Kind kind)
-      : cfg_(cfg), dir_(cfg.work_dir / NameOf(kind)), kind_(kind) {
+  QemuStarter(const BenchConfig& cfg, const domain::DomainDef& domain, Kind kind, const std::string& dir_name = "")
+      : cfg_(cfg), dir_(cfg.work_dir / (dir_name.empty() ? NameOf(kind) : dir_name)), kind_(kind) {
     const domain::DomainDef def = kind == Kind::kFloor        ? FloorDomain(domain)
                                   : kind == Kind::kSizedFloor ? SizedFloorDomain(domain)
                                                               : domain;
@@ -223,6 +223,11 @@ std::unique_ptr<Starter> MakeFloorStarter(const BenchConfig& cfg, const domain::
 
 std::unique_ptr<Starter> MakeSizedFloorStarter(const BenchConfig& cfg, const domain::DomainDef& def) {
   return std::make_unique<QemuStarter>(cfg, def, Kind::kSizedFloor);
+}
+
+std::unique_ptr<Starter> MakeFloorStarterIn(const BenchConfig& cfg, const domain::DomainDef& def,
+                                            const std::string& dir_name) {
+  return std::make_unique<QemuStarter>(cfg, def, Kind::kFloor, dir_name);
 }
 
 }  // namespace qlaunch::launcher

@@ -44,28 +44,37 @@ double PhaseOf(const Phases& phases, const std::string& key) {
 // What qlaunch adds to what no launcher can avoid, each the median over rounds of the difference
 // within one round: "running - floor" (qlaunch's time to running, from its fork, minus QEMU's
 // floor), "running - floor-sized" (the same against QEMU's start-up at the domain's size, when that
-// starter ran) and "total - (floor + kernel)" (its whole run minus the floor and the kernel's populate).
+// starter ran), "total - (floor + kernel)" (its whole run minus the floor and the kernel's populate)
+// and "total - overlap" (minus the two run together, when that starter ran).
 std::vector<std::pair<std::string, double>> Differences(const BenchResult& r) {
   std::vector<std::pair<std::string, double>> out;
   const StarterResult* ours = FindStarter(r, "qlaunch");
   const StarterResult* floor = FindStarter(r, "floor");
   const StarterResult* kernel = FindStarter(r, "kernel");
-  if (!ours || !floor) return out;
-  const size_t n = std::min(ours->runs_ms.size(), floor->runs_ms.size());
-  // qlaunch's running moment of each round minus `base`'s time in that round.
-  auto running_minus = [&](const StarterResult& base) {
-    const std::string name = "running - " + base.name;
-    std::vector<double> diffs;
-    for (size_t i = 0; i < n && i < base.runs_ms.size() && i < r.qlaunch_phases.size(); ++i)
-      if (double ms = PhaseOf(r.qlaunch_phases[i], "running"); ms > 0) diffs.push_back(ms - base.runs_ms[i]);
-    if (!diffs.empty()) out.emplace_back(name, Median(diffs));
-  };
-  running_minus(*floor);
-  if (const StarterResult* sized = FindStarter(r, "floor-sized")) running_minus(*sized);
-  if (kernel && kernel->runs_ms.size() >= n) {
+  if (!ours) return out;
+  if (floor) {
+    const size_t n = std::min(ours->runs_ms.size(), floor->runs_ms.size());
+    // qlaunch's running moment of each round minus `base`'s time in that round.
+    auto running_minus = [&](const StarterResult& base) {
+      const std::string name = "running - " + base.name;
+      std::vector<double> diffs;
+      for (size_t i = 0; i < n && i < base.runs_ms.size() && i < r.qlaunch_phases.size(); ++i)
+        if (double ms = PhaseOf(r.qlaunch_phases[i], "running"); ms > 0) diffs.push_back(ms - base.runs_ms[i]);
+      if (!diffs.empty()) out.emplace_back(name, Median(diffs));
+    };
+    running_minus(*floor);
+    if (const StarterResult* sized = FindStarter(r, "floor-sized")) running_minus(*sized);
+    if (kernel && kernel->runs_ms.size() >= n) {
+      std::vector<double> total;
+      for (size_t i = 0; i < n; ++i) total.push_back(ours->runs_ms[i] - floor->runs_ms[i] - kernel->runs_ms[i]);
+      if (!total.empty()) out.emplace_back("total - (floor + kernel)", Median(total));
+    }
+  }
+  if (const StarterResult* overlap = FindStarter(r, "overlap")) {
     std::vector<double> total;
-    for (size_t i = 0; i < n; ++i) total.push_back(ours->runs_ms[i] - floor->runs_ms[i] - kernel->runs_ms[i]);
-    if (!total.empty()) out.emplace_back("total - (floor + kernel)", Median(total));
+    for (size_t i = 0; i < ours->runs_ms.size() && i < overlap->runs_ms.size(); ++i)
+      total.push_back(ours->runs_ms[i] - overlap->runs_ms[i]);
+    out.emplace_back("total - overlap", Median(total));
   }
   return out;
 }

@@ -91,14 +91,18 @@ BenchResult RunBench(BenchRequest req) {
   if (req.qemu) starters.push_back(MakeQemuStarter(cfg, def));
   if (req.floor) starters.push_back(MakeFloorStarter(cfg, def));
   if (req.floor_sized) starters.push_back(MakeSizedFloorStarter(cfg, def));
-  if (req.kernel) {
+  if (req.kernel || req.overlap) {
     if (std::optional<std::string> ref = FindPopulateRef(req.populate_ref)) {
-      starters.push_back(MakeKernelStarter(cfg, def, *ref));
+      if (req.kernel) starters.push_back(MakeKernelStarter(cfg, def, *ref));
+      if (req.overlap) starters.push_back(MakeOverlapStarter(cfg, def, *ref));
     } else {
       const std::string why = req.populate_ref.empty() ? "populate_ref is not installed beside qlaunch"
                                                        : req.populate_ref + " is not an executable file";
-      std::fprintf(stderr, "qlaunch: warning: kernel: %s: the kernel reference skipped\n", why.c_str());
-      result.skipped.emplace_back("kernel", why);
+      for (const char* name : {"kernel", "overlap"}) {
+        if (!(std::string(name) == "kernel" ? req.kernel : req.overlap)) continue;
+        std::fprintf(stderr, "qlaunch: warning: %s: %s: the kernel reference skipped\n", name, why.c_str());
+        result.skipped.emplace_back(name, why);
+      }
     }
   }
   for (const auto& s : starters) result.starters.push_back({s->name(), 0, {}});

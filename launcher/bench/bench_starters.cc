@@ -79,7 +79,7 @@ std::optional<std::string> FindProgram(const std::string& program) {
 }
 
 ChildRun RunChild(const std::vector<std::string>& argv, const fs::path& dir, const std::string& tag,
-                  StartInterrupt* interrupt, milliseconds timeout) {
+                  StartInterrupt* interrupt, milliseconds timeout, const std::function<void()>& meanwhile) {
   if (argv.empty()) throw std::invalid_argument("RunChild: empty argv");
   ThrowIfInterrupted(interrupt);
   // Resolved before the fork: the child only calls async-signal-safe functions.
@@ -123,6 +123,18 @@ ChildRun RunChild(const std::vector<std::string>& argv, const fs::path& dir, con
   // SIGINT on the terminal reaches the child by itself; a signal sent to the bench alone is
   // passed on, so that qlaunch start (or virsh) cleans up as it would on a Ctrl-C.
   InterruptAction forward(interrupt, [pid] { ::kill(pid, SIGINT); });
+  if (meanwhile) {
+    try {
+      meanwhile();
+    } catch (...) {
+      forward.Clear();
+      ::kill(pid, SIGKILL);
+      int status;
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      throw;
+    }
+  }
   // A pidfd becomes readable the moment the child exits: the wait is as precise as a blocking
   // waitpid and can still time out.
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));

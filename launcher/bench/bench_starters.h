@@ -11,6 +11,7 @@
 //            QEMU to exit (untimed).
 //   floor    the same plain QEMU with the guest's memory cut to the minimum (bench_floor.h), timed
 //            from exec until it answers qmp_capabilities; then quit (untimed).
+//   kernel, overlap  the kernel's populate limit, alone and beside the floor (bench_kernel.h).
 //
 // One file each: bench_qlaunch.cc, bench_virsh.cc, bench_qemu.cc, bench_kernel.cc (the kernel's
 // populate limit); the rounds are bench_rounds.cc, and what they share (running a child,
@@ -26,6 +27,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -57,9 +59,12 @@ struct ChildRun {
 // Runs argv (argv[0] a path with a '/', or a name looked up in $PATH; 127 when it cannot be
 // executed) in this process group, so a Ctrl-C on the terminal reaches it as it reaches us.
 // Its output goes to <dir>/<tag>.out and <dir>/<tag>.err (replaced). While it runs, an
-// interrupt of the bench is forwarded to it as SIGINT. timeout 0: no limit.
+// interrupt of the bench is forwarded to it as SIGINT. timeout 0: no limit. `meanwhile`, when
+// given, runs right after the fork, while the child runs; if it throws, the child is killed
+// (SIGKILL) and reaped and the exception goes on.
 ChildRun RunChild(const std::vector<std::string>& argv, const std::filesystem::path& dir, const std::string& tag,
-                  StartInterrupt* interrupt, std::chrono::milliseconds timeout = {});
+                  StartInterrupt* interrupt, std::chrono::milliseconds timeout = {},
+                  const std::function<void()>& meanwhile = nullptr);
 
 // The full path of `program` in $PATH (an executable file), or nullopt.
 std::optional<std::string> FindProgram(const std::string& program);
@@ -134,6 +139,10 @@ std::unique_ptr<Starter> MakeFloorStarter(const BenchConfig& cfg, const domain::
 // `floor-sized`: the same, with the domain's memory as it is but allocated on demand
 // (SizedFloorDomain): QEMU's own start-up at this size.
 std::unique_ptr<Starter> MakeSizedFloorStarter(const BenchConfig& cfg, const domain::DomainDef& def);
+// A floor starter of its own (its private directory named `dir_name`), for the overlap starter
+// (bench_kernel.h), which runs one beside the kernel reference.
+std::unique_ptr<Starter> MakeFloorStarterIn(const BenchConfig& cfg, const domain::DomainDef& def,
+                                            const std::string& dir_name);
 
 // {"virsh", "-q", "-c", URI, args...}.
 std::vector<std::string> VirshArgv(const BenchConfig& cfg, std::initializer_list<std::string> args);
@@ -147,7 +156,7 @@ struct BenchRequest {
   BenchConfig cfg;          // name and work_dir are filled in by RunBench
   size_t rounds = 5;
   bool virsh = true, qemu = true, kernel = true, floor = true;  // --against
-  bool floor_sized = false;                                     // --against floor-sized
+  bool floor_sized = false, overlap = false;                     // --against floor-sized,overlap
   std::string populate_ref;        // --populate-ref; "" = FindPopulateRef()
   bool tty_progress = false;       // rewrite one progress line on stderr instead of a line per run
 };

@@ -26,12 +26,13 @@ int Run(Options& o) {
   if (!o.plot.empty()) CheckPlotting(o.plot);  // before any run, not after minutes of them
   BenchRequest& req = o.request;
   req.cfg.domain_xml = std::filesystem::absolute(req.cfg.domain_xml).string();
-  req.virsh = req.qemu = req.kernel = req.floor = req.floor_sized = false;
+  req.virsh = req.qemu = req.kernel = req.floor = req.floor_sized = req.overlap = false;
   for (const auto& a : o.against)
     (a == "virsh"          ? req.virsh
      : a == "qemu"         ? req.qemu
      : a == "floor"        ? req.floor
-     : a == "floor-sized" ? req.floor_sized
+     : a == "floor-sized"  ? req.floor_sized
+     : a == "overlap"      ? req.overlap
                            : req.kernel) = true;
   req.tty_progress = ::isatty(STDERR_FILENO) == 1;
   BenchResult result = RunBench(req);
@@ -59,14 +60,15 @@ void AddBenchCommand(CLI::App& app, CommandAction* action) {
       "when the program is not installed), and QEMU's floor (the same plain QEMU with the guest's memory cut\n"
       "to the minimum, exec until it answers qmp_capabilities: what no launcher can remove), and on request\n"
       "floor-sized (the same with the domain's memory as it is, allocated on demand: QEMU's own start-up\n"
-      "at this size).\n"
+      "at this size) and overlap (the kernel reference and the floor started together, until both are done:\n"
+      "a start that overlaps its fill with QEMU's start-up, with no launcher at all).\n"
       "Each is timed from fork to exit (qlaunch, virsh, kernel), to 'running' (QEMU) or to QMP ready\n"
-      "(floor, floor-sized), monotonic clock,\n"
+      "(floor, floor-sized; overlap: whichever of its two ends later), monotonic clock,\n"
       "then its domain is destroyed, untimed. One untimed warm-up run of each, then N rounds that run\n"
       "each starter once, the order rotating by one a round; after every run the bench waits until\n"
       "every hugepage is free again (60 s at most). Prints per starter the runs, median and min-max,\n"
       "the ratios qlaunch/virsh, qlaunch/qemu, qlaunch/kernel (the median of the per-round ratios; below 1:\n"
-      "qlaunch is faster), the differences running - floor (and - floor-sized) and total - (floor + kernel) (medians of the\n"
+      "qlaunch is faster), the differences running - floor (and - floor-sized), total - (floor + kernel) and total - overlap (medians of the\n"
       "per-round differences: what qlaunch adds) and the median of each phase `start` reports, completed\n"
       "from outside to cover the process from fork to exit (startup, exit, unaccounted). When libvirt does not answer,\n"
       "virsh is skipped with a warning. A domain of that name must not be running already. Any\n"
@@ -82,10 +84,10 @@ void AddBenchCommand(CLI::App& app, CommandAction* action) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   sub->add_option("--against", o->against,
-                  "what to compare qlaunch with: virsh,qemu,kernel,floor,floor-sized (default the first four)")
+                  "what to compare qlaunch with: virsh,qemu,kernel,floor,floor-sized,overlap (default the first four)")
       ->delimiter(',')
       ->allow_extra_args(false)  // --against qemu vm.xml: the XML is no starter
-      ->check(CLI::IsMember({"virsh", "qemu", "kernel", "floor", "floor-sized"}));
+      ->check(CLI::IsMember({"virsh", "qemu", "kernel", "floor", "floor-sized", "overlap"}));
   sub->add_option("--populate-ref", o->request.populate_ref,
                   "the kernel reference program (default: populate_ref beside qlaunch, or in ../lib/qlaunch)");
   sub->add_flag("--json", o->json,

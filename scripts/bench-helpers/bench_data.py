@@ -38,10 +38,3 @@ def starter(b, name, key="median"):
 def phase_median(b, phase):  # qlaunch bench --json gives the median of every phase over the rounds
     return b["qlaunch_phases"].get(phase)
 
-
-def over_sum_ratio(b):  # the median over rounds of qlaunch / (kernel + floor)
-    q, k, f = (b["starters"].get(n, {}).get("runs_ms") for n in ("qlaunch", "kernel", "floor"))
-    if not (q and k and f):
-        return None
-    return med([qi / (ki + fi) for qi, ki, fi in zip(q, k, f)])
-

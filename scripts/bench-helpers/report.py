@@ -20,7 +20,7 @@ from collections import defaultdict
 
 from bench_data import fmt_ms, fmt_r, load_benches, med, phase_median, starter, verdict
 from fixed_cost import hand_written_sections, target_rows
-from floor_report import floor_target_rows, tcg_section
+from floor_report import floor_target_rows, overlap_table, tcg_section
 
 # The targets of docs/benchmarks.md (issue "fast by default"): (what, size or None, limit).
 START_TARGETS = [("qlaunch/virsh", 8, 0.65), ("qlaunch/qemu", 8, 0.95), ("qlaunch/kernel", 8, 1.15)]
@@ -227,6 +227,8 @@ def write_doc(machine, starts, earlies, gigantic, pre, planner, work, tcg_starts
       "no phase holds (docs/usage.md says what each phase is). `floor` is QEMU's own start-up: the same plain QEMU "
       "argv with the guest's memory cut to one page per cell, exec until it answers `qmp_capabilities`.")
     w("")
+    for line in overlap_table(starts, "qlaunch bench --json --runs N --against virsh,qemu,kernel,floor,overlap DOMAIN.xml"):
+        w(line)
     for (s, c), b in starts.items():
         if b.get("skipped"):
             w(f"Skipped at {s} GiB: " + "; ".join(f"{n} ({why})" for n, why in b["skipped"]))

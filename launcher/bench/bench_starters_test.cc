@@ -1,7 +1,6 @@
 #include "launcher/bench/bench_starters.h"
 
 #include <signal.h>
-#include <stdlib.h>
 
 #include <cerrno>
 #include <chrono>
@@ -14,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/temp_dir.h"
+
 namespace qlaunch::launcher {
 namespace {
 
@@ -21,13 +22,6 @@ namespace fs = std::filesystem;
 
 class RunChildTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/qlaunch-runchild-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // The child's stdout so far, once it holds a whole line (10 s at most).
   std::string FirstLineOf(const std::string& tag) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -40,7 +34,8 @@ class RunChildTest : public ::testing::Test {
     return "";
   }
 
-  fs::path dir_;
+  testing::TempDir tmp_{"qlaunch-runchild"};
+  const fs::path dir_ = tmp_.path;
 };
 
 TEST_F(RunChildTest, MeanwhileRunsWhileTheChildRunsAndTheChildIsWaitedForAfterIt) {

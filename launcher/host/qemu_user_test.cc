@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/temp_dir.h"
+
 namespace qlaunch::launcher {
 namespace {
 
@@ -33,12 +35,8 @@ class OpenErrorAsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root";
-    char tmpl[] = "/tmp/qlaunch-openas-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
     ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   fs::path File(const std::string& name, mode_t mode) {
     const fs::path p = dir_ / name;
@@ -47,7 +45,8 @@ class OpenErrorAsTest : public ::testing::Test {
     return p;
   }
 
-  fs::path dir_;
+  testing::TempDir tmp_{"qlaunch-openas"};
+  const fs::path dir_ = tmp_.path;
 };
 
 TEST_F(OpenErrorAsTest, AnswersAsTheUserWouldFindIt) {

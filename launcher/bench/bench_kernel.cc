@@ -91,7 +91,7 @@ std::unique_ptr<Starter> MakeKernelStarter(const BenchConfig& cfg, const domain:
 std::unique_ptr<Starter> MakeOverlapStarter(const BenchConfig& cfg, const domain::DomainDef& def,
                                             const std::string& populate_ref) {
   return std::make_unique<KernelStarter>(cfg, ReferenceSizeOf(def, LoadHost("").default_hugepage_bytes), populate_ref,
-                                         MakeFloorStarterIn(cfg, def, "overlap-floor"));
+                                         MakeFloorStarter(cfg, def, "overlap-floor"));
 }
 
 }  // namespace qlaunch::launcher

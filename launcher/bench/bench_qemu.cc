@@ -128,8 +128,8 @@ class QemuStarter : public Starter {
  public:
   // A floor: the domain's memory cut to the minimum (FloorDomain) or allocated on demand
   // (SizedFloorDomain), timed until QEMU answers qmp_capabilities.
-  QemuStarter(const BenchConfig& cfg, const domain::DomainDef& domain, Kind kind, const std::string& dir_name = "")
-      : cfg_(cfg), dir_(cfg.work_dir / (dir_name.empty() ? NameOf(kind) : dir_name)), kind_(kind) {
+  QemuStarter(const BenchConfig& cfg, const domain::DomainDef& domain, Kind kind, const std::string& dir_name)
+      : cfg_(cfg), dir_(cfg.work_dir / dir_name), kind_(kind) {
     const domain::DomainDef def = kind == Kind::kFloor        ? FloorDomain(domain)
                                   : kind == Kind::kSizedFloor ? SizedFloorDomain(domain)
                                                               : domain;
@@ -214,20 +214,16 @@ class QemuStarter : public Starter {
 }  // namespace
 
 std::unique_ptr<Starter> MakeQemuStarter(const BenchConfig& cfg, const domain::DomainDef& def) {
-  return std::make_unique<QemuStarter>(cfg, def, Kind::kQemu);
+  return std::make_unique<QemuStarter>(cfg, def, Kind::kQemu, NameOf(Kind::kQemu));
 }
 
-std::unique_ptr<Starter> MakeFloorStarter(const BenchConfig& cfg, const domain::DomainDef& def) {
-  return std::make_unique<QemuStarter>(cfg, def, Kind::kFloor);
+std::unique_ptr<Starter> MakeFloorStarter(const BenchConfig& cfg, const domain::DomainDef& def,
+                                          const std::string& dir_name) {
+  return std::make_unique<QemuStarter>(cfg, def, Kind::kFloor, dir_name);
 }
 
 std::unique_ptr<Starter> MakeSizedFloorStarter(const BenchConfig& cfg, const domain::DomainDef& def) {
-  return std::make_unique<QemuStarter>(cfg, def, Kind::kSizedFloor);
-}
-
-std::unique_ptr<Starter> MakeFloorStarterIn(const BenchConfig& cfg, const domain::DomainDef& def,
-                                            const std::string& dir_name) {
-  return std::make_unique<QemuStarter>(cfg, def, Kind::kFloor, dir_name);
+  return std::make_unique<QemuStarter>(cfg, def, Kind::kSizedFloor, NameOf(Kind::kSizedFloor));
 }
 
 }  // namespace qlaunch::launcher

@@ -98,11 +98,12 @@ BenchResult RunBench(BenchRequest req) {
     } else {
       const std::string why = req.populate_ref.empty() ? "populate_ref is not installed beside qlaunch"
                                                        : req.populate_ref + " is not an executable file";
-      for (const char* name : {"kernel", "overlap"}) {
-        if (!(std::string(name) == "kernel" ? req.kernel : req.overlap)) continue;
+      auto skip = [&](const char* name) {
         std::fprintf(stderr, "qlaunch: warning: %s: %s: the kernel reference skipped\n", name, why.c_str());
         result.skipped.emplace_back(name, why);
-      }
+      };
+      if (req.kernel) skip("kernel");
+      if (req.overlap) skip("overlap");
     }
   }
   for (const auto& s : starters) result.starters.push_back({s->name(), 0, {}});

@@ -134,15 +134,13 @@ std::unique_ptr<Starter> MakeVirshStarter(const BenchConfig& cfg);
 // cfg.work_dir, owned by QEMU's user.
 std::unique_ptr<Starter> MakeQemuStarter(const BenchConfig& cfg, const domain::DomainDef& def);
 // The same QEMU, with the domain's memory cut to the minimum (bench_floor.h), timed from exec until
-// it answers qmp_capabilities: QEMU's own start-up, the floor no launcher can go below.
-std::unique_ptr<Starter> MakeFloorStarter(const BenchConfig& cfg, const domain::DomainDef& def);
+// it answers qmp_capabilities: QEMU's own start-up, the floor no launcher can go below. Its private
+// directory is cfg.work_dir/`dir_name` (the overlap starter, bench_kernel.h, runs one of its own).
+std::unique_ptr<Starter> MakeFloorStarter(const BenchConfig& cfg, const domain::DomainDef& def,
+                                          const std::string& dir_name = "floor");
 // `floor-sized`: the same, with the domain's memory as it is but allocated on demand
 // (SizedFloorDomain): QEMU's own start-up at this size.
 std::unique_ptr<Starter> MakeSizedFloorStarter(const BenchConfig& cfg, const domain::DomainDef& def);
-// A floor starter of its own (its private directory named `dir_name`), for the overlap starter
-// (bench_kernel.h), which runs one beside the kernel reference.
-std::unique_ptr<Starter> MakeFloorStarterIn(const BenchConfig& cfg, const domain::DomainDef& def,
-                                            const std::string& dir_name);
 
 // {"virsh", "-q", "-c", URI, args...}.
 std::vector<std::string> VirshArgv(const BenchConfig& cfg, std::initializer_list<std::string> args);

@@ -13,16 +13,17 @@ START_OWN_SHARE_MS = 15       # start, 8 GiB: total - (floor + kernel)
 UNACCOUNTED_MS = 2            # no phase holds more than this of a start
 
 
-def per_round(b, f):  # the median over rounds of f(qlaunch, kernel, floor, overlap), None without those starters
-    runs = [b["starters"].get(n, {}).get("runs_ms") for n in ("qlaunch", "kernel", "floor", "overlap")]
-    if not all(runs):
-        return None
-    return med([f(*r) for r in zip(*runs)])
+def per_round(b, names, f):  # the median over rounds of f(one run of each of `names`), None without one of them
+    runs = [b["starters"].get(n, {}).get("runs_ms") for n in names]
+    return med([f(*r) for r in zip(*runs)]) if all(runs) else None
 
 
 def over_sum_ratio(b):  # qlaunch / (kernel + floor)
-    runs = [b["starters"].get(n, {}).get("runs_ms") for n in ("qlaunch", "kernel", "floor")]
-    return med([q / (k + f) for q, k, f in zip(*runs)]) if all(runs) else None
+    return per_round(b, ("qlaunch", "kernel", "floor"), lambda q, k, f: q / (k + f))
+
+
+def overlap_ratio(b):  # overlap / (kernel + floor): the host's own limit for the ratio above
+    return per_round(b, ("overlap", "kernel", "floor"), lambda o, k, f: o / (k + f))
 
 
 BEFORE_FILL = ("startup", "cli", "parse", "topology", "probe", "plan", "preflight", "pool_lock", "memfd")
@@ -47,7 +48,7 @@ def overlap_table(starts, command, explain=True):
     for (s, c), b in starts.items():
         L.append(f"| {s} | **{fmt_ms(starter(b, 'qlaunch'))}** | {fmt_ms(starter(b, 'kernel'))} | "
                  f"{fmt_ms(starter(b, 'floor'))} | {fmt_ms(starter(b, 'overlap'))} | {fmt_r(over_sum_ratio(b))} | "
-                 f"{fmt_r(per_round(b, lambda q, k, f, o: o / (k + f)))} | {fmt_r(b['ratios'].get('qlaunch/overlap'))} | "
+                 f"{fmt_r(overlap_ratio(b))} | {fmt_r(b['ratios'].get('qlaunch/overlap'))} | "
                  f"{fmt_ms(b.get('differences_ms', {}).get('total - overlap'))} | {fmt_ms(serial_ms(b))} |")
     L.append("")
     if explain:
@@ -73,7 +74,7 @@ def floor_target_rows(starts, earlies, accel=""):
             v = over_sum_ratio(b)
             rows.append(f"| `start`: total / (kernel + floor) ≤ {START_OVER_SUM_RATIO} at {s} GiB{tag} | {fmt_r(v)} | "
                         f"{verdict(v, START_OVER_SUM_RATIO)} |")
-            v = per_round(b, lambda q, k, f, o: o / (k + f))
+            v = overlap_ratio(b)
             if v is not None:
                 rows.append(f"| `start`: the host's own limit for it, overlap / (kernel + floor), at {s} GiB{tag} | "
                             f"{fmt_r(v)} | reference |")

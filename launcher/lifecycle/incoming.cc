@@ -4,20 +4,17 @@
 #include <system_error>
 
 #include "launcher/lifecycle/domain_list.h"
+#include "launcher/lifecycle/migration_settings.h"
 
 namespace qlaunch::launcher {
 
 using nlohmann::json;
 
-json MigrationCapabilities(bool ignore_shared) {
-  json caps = json::array({{{"capability", "events"}, {"state", true}}});
-  if (ignore_shared) caps.push_back({{"capability", "x-ignore-shared"}, {"state", true}});
-  return caps;
-}
-
 std::string ListenIncoming(qemu::QmpClient& qmp, const MigrationUri& uri, bool ignore_shared,
                            std::chrono::milliseconds timeout, int fd) {
-  qmp.Execute("migrate-set-capabilities", {{"capabilities", MigrationCapabilities(ignore_shared)}}, timeout);
+  MigrationSettings settings;
+  settings.ignore_shared = ignore_shared;
+  qmp.Execute("migrate-set-capabilities", {{"capabilities", MigrationCapabilities(settings)}}, timeout);
   if (uri.kind == MigrationUri::Kind::kFd) qmp.ExecuteWithFd("getfd", {{"fdname", uri.path}}, fd, timeout);
   try {
     qmp.Execute("migrate-incoming", {{"uri", uri.ForQemu()}}, timeout);

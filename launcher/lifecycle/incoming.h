@@ -12,11 +12,8 @@
 
 namespace qlaunch::launcher {
 
-// The capabilities qlaunch sets on both ends: "events" (MIGRATION events for `run`'s
-// supervisor) and, for `migrate --local`, "x-ignore-shared" (RAM in shared memory is not sent).
-nlohmann::json MigrationCapabilities(bool ignore_shared);
-
-// migrate-set-capabilities, (for an fd: URI, `getfd` of `fd` under the URI's name,) migrate-incoming; returns the URI QEMU listens on, as a source would
+// migrate-set-capabilities (migration_settings.h: "events", and "x-ignore-shared" as the source
+// sets it, both named), (for an fd: URI, `getfd` of `fd` under the URI's name,) migrate-incoming; returns the URI QEMU listens on, as a source would
 // give it to `migrate` (a tcp port 0 replaced by the port QEMU took, from query-migrate's
 // socket-address).
 std::string ListenIncoming(qemu::QmpClient& qmp, const MigrationUri& uri, bool ignore_shared,

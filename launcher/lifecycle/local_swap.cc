@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include "launcher/lifecycle/domain_session.h"
 #include "launcher/lifecycle/incoming.h"
 #include "launcher/lifecycle/migration_poll.h"
+#include "launcher/lifecycle/migration_settings.h"
 #include "launcher/lifecycle/inputs.h"
 #include "launcher/lifecycle/running_def.h"
 #include "launcher/lifecycle/start_plan.h"
@@ -169,9 +171,42 @@ LocalSwapReport SwapQemu(const StateDir& state, const LocalSwapOptions& o) {
   MigratingMark mark(dir);
   DriveOptions drive = o.drive;
   drive.ignore_shared = true;
+  const std::string was = old.qmp->Execute("query-status", nullptr, timeout).value("status", "");
+  SourceMigrationSettings settings(*old.qmp, SettingsOf(drive), timeout);
   r.drive = DriveMigration(*old.qmp, o.name, uri, drive, interrupt);
-  for (int i = 0; i < 500 && qmp->Execute("query-status", nullptr, timeout).value("status", "") == "inmigrate"; ++i)
+  // Completed means the new QEMU has loaded the guest (the return path); it must also say so,
+  // running or paused as the old one was, before the old one goes. Else the old QEMU, paused at
+  // the switch-over with every page and device, takes the guest back.
+  std::string now;
+  for (int i = 0; i < 500; ++i) {
+    try {
+      now = qmp->Execute("query-status", nullptr, timeout).value("status", "");
+    } catch (const std::exception& e) {
+      now = std::string("gone (") + e.what() + ")";
+      break;
+    }
+    if (now != "inmigrate") break;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  if (now != (was == "running" ? "running" : "paused")) {
+    fresh->Kill();  // before the old QEMU runs the guest again on the memory they share
+    if (was == "running") old.qmp->Execute("cont", nullptr, timeout);
+    throw std::runtime_error(Refused(o.name, "was not taken over: the new QEMU says " + now + ", not " +
+                                                 (was == "running" ? "running" : "paused") + " (" +
+                                                 LogTail(dir / "qemu.log", 5) + ")"));
+  }
+  // The new QEMU keeps the guest; x-ignore-shared, set for this handover only, goes off again (a
+  // save or migration from it must carry the RAM).
+  {
+    MigrationSettings plain;
+    try {
+      qmp->Execute("migrate-set-capabilities", {{"capabilities", MigrationCapabilities(plain)}}, timeout);
+    } catch (const qemu::QmpError& e) {
+      std::fprintf(stderr, "qlaunch: warning: migrate --local: x-ignore-shared stays on in the new QEMU: %s\n",
+                   e.what());
+    }
+  }
+  settings.Release();
 
   // --- the domain is the new QEMU's from here on ------------------------------------------------
   state.WithLock([&] {

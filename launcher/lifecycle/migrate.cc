@@ -8,6 +8,7 @@
 #include "launcher/lifecycle/domain_session.h"
 #include "launcher/lifecycle/migration_drive.h"
 #include "launcher/lifecycle/migration_poll.h"
+#include "launcher/lifecycle/migration_settings.h"
 #include "launcher/lifecycle/migration_uri.h"
 #include "launcher/lifecycle/start_interrupt.h"
 
@@ -35,7 +36,24 @@ MigrateReport MigrateDomain(const StateDir& state, const MigrateOptions& o) {
   r.source_state = qmp.Execute("query-status", nullptr, o.drive.qmp_timeout).value("status", "");
   std::optional<MigratingMark> mark(std::in_place, state.DomainDir(o.name));
 
+  SourceMigrationSettings settings(qmp, SettingsOf(o.drive), o.drive.qmp_timeout);
   r.drive = DriveMigration(qmp, o.name, r.uri, o.drive, interrupt);
+  if (o.confirm) {
+    const std::string why = o.confirm(r.source_state);
+    if (!why.empty()) {
+      // The source is paused (postmigrate) and still has every page and device: it takes the
+      // guest back. cont makes QEMU take its disks back too.
+      std::string now = "paused";
+      if (r.source_state == "running") {
+        qmp.Execute("cont", nullptr, o.drive.qmp_timeout);
+        now = qmp.Execute("query-status", nullptr, o.drive.qmp_timeout).value("status", "");
+      }
+      throw std::runtime_error("migration of domain " + o.name + " to " + r.uri +
+                               " completed, but the destination does not have the guest: " + why +
+                               "; the domain stays here (" + now + ")");
+    }
+  }
+  settings.Release();
   if (o.completed) *o.completed = true;
   // The guest runs on the destination now; this QEMU (postmigrate) and all it holds go.
   s.qmp.reset();

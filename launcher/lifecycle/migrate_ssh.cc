@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -152,6 +153,20 @@ std::string RemoteDestroyCommand(const SshMigrateOptions& o, const std::string& 
   return o.remote_qlaunch + " destroy " + ShellQuote(name);
 }
 
+std::string RemoteDominfoCommand(const SshMigrateOptions& o, const std::string& name) {
+  return o.remote_qlaunch + " dominfo --json " + ShellQuote(name);
+}
+
+std::string DestinationHasGuest(int status, const std::string& out, const std::string& err, const std::string& want) {
+  if (status == 255) return "ssh failed: " + Trimmed(err);
+  if (status != 0) return "its dominfo exited " + std::to_string(status) + ": " + Trimmed(err);
+  const json info = json::parse(out, nullptr, false);
+  if (!info.is_object()) return "its dominfo printed no JSON: " + Trimmed(out);
+  const std::string state = info.value("state", "");
+  if (state == want) return "";
+  return "it is " + (state.empty() ? std::string("in no state") : state) + ", not " + want;
+}
+
 std::string ConnectHost(const MigrationUri& uri, const SshMigrateOptions& o) {
   return o.migrate_host.empty() ? uri.host : o.migrate_host;
 }
@@ -221,6 +236,19 @@ MigrateReport MigrateOverSsh(const StateDir& state, MigrateOptions opts, const S
   // --- migrate ----------------------------------------------------------------------------------
   bool completed = false;
   opts.completed = &completed;
+  const std::string dominfo = RemoteDominfoCommand(ssh, opts.name);
+  opts.confirm = [&](const std::string& want) {
+    // A destination whose qlaunch has not yet seen QEMU take the guest ("incoming") is asked
+    // again for a few seconds.
+    std::string why;
+    for (int i = 0; i < 25; ++i) {
+      const ChildResult d = RunChild(SshArgv(uri, ssh, dominfo), "");
+      why = DestinationHasGuest(d.status, d.out, d.err, want);
+      if (why.empty() || why.find("it is incoming") == std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return why;
+  };
   opts.uri = connect_uri;
   MigrateReport r;
   try {

@@ -5,7 +5,11 @@
 //   2. ssh [-p PORT] [-l USER] [-i FILE] -o BatchMode=yes [-o OPT]... -- HOST
 //        '<remote-qlaunch> start --incoming tcp:0.0.0.0:0 --json -'   with the XML on its stdin
 //      (tcp:[::]:0 when QEMU is to connect to an IPv6 address); its JSON names the port it took;
-//   3. MigrateDomain (migrate.h) to tcp:HOST:PORT, HOST the URI's or --migrate-host's.
+//   3. MigrateDomain (migrate.h) to tcp:HOST:PORT, HOST the URI's or --migrate-host's;
+//   4. once QEMU says completed (the destination loaded the guest: the return path), and before
+//      the source lets go, `<remote-qlaunch> dominfo --json NAME` must say running or paused (as
+//      the source was): a destination that has ended meanwhile, or says anything else, is
+//      destroyed over ssh and the source resumes (the confirm phase of libvirt's migration).
 //
 // Failures: ssh or the remote start failing is an error with the remote's stderr, nothing started
 // here or there. Once the destination listens, a migration that does not complete (failed,
@@ -41,6 +45,13 @@ std::vector<std::string> SshArgv(const MigrationUri& uri, const SshMigrateOption
 std::string RemoteStartCommand(const SshMigrateOptions& o, const std::string& connect_host);
 // "<remote-qlaunch> destroy NAME" (NAME shell-quoted).
 std::string RemoteDestroyCommand(const SshMigrateOptions& o, const std::string& name);
+
+// "<remote-qlaunch> dominfo --json NAME" (NAME shell-quoted).
+std::string RemoteDominfoCommand(const SshMigrateOptions& o, const std::string& name);
+
+// Whether a destination's `dominfo --json` answer (`status`: ssh's exit status, `out`, `err`)
+// says it has the guest in `want` ("running" or "paused"): "" if so, else why not.
+std::string DestinationHasGuest(int status, const std::string& out, const std::string& err, const std::string& want);
 
 // The host QEMU connects to: --migrate-host, else the ssh URI's host.
 std::string ConnectHost(const MigrationUri& uri, const SshMigrateOptions& o);

@@ -49,6 +49,33 @@ TEST(MigrateSsh, RemoteCommandLines) {
   EXPECT_EQ(RemoteStartCommand(o, "127.0.0.1"), "env QLAUNCH_STATE_DIR=/x /b/qlaunch start --incoming tcp:0.0.0.0:0 --json -");
   // A domain name is any string without '/': the remote shell gets it back as one word.
   EXPECT_EQ(RemoteDestroyCommand(o, "my vm;rm"), "env QLAUNCH_STATE_DIR=/x /b/qlaunch destroy 'my vm;rm'");
+  EXPECT_EQ(RemoteDominfoCommand(o, "my vm"), "env QLAUNCH_STATE_DIR=/x /b/qlaunch dominfo --json 'my vm'");
+}
+
+// The confirm: only a dominfo that ran and says the state the source had lets the source go.
+TEST(MigrateSsh, TheDestinationConfirmsOnlyWithTheGuestInTheSourcesState) {
+  struct Case {
+    int status;
+    const char* out;
+    const char* err;
+    const char* want;
+    const char* why;  // "" = confirmed
+  } cases[] = {
+      {0, R"({"name":"vm","state":"running"})", "", "running", ""},
+      {0, R"({"name":"vm","state":"paused"})", "", "paused", ""},
+      {0, R"({"name":"vm","state":"paused"})", "", "running", "it is paused, not running"},
+      {0, R"({"name":"vm","state":"incoming"})", "", "running", "it is incoming, not running"},
+      {0, R"({"name":"vm"})", "", "running", "it is in no state, not running"},
+      {0, "garbage", "", "running", "its dominfo printed no JSON: garbage"},
+      {1, "", "qlaunch: domain vm is not running\n", "running",
+       "its dominfo exited 1: qlaunch: domain vm is not running"},
+      {255, "", "ssh: connect to host dest port 22: Connection refused\n", "running",
+       "ssh failed: ssh: connect to host dest port 22: Connection refused"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.out) + c.err);
+    EXPECT_EQ(DestinationHasGuest(c.status, c.out, c.err, c.want), c.why);
+  }
 }
 
 TEST(MigrateSsh, ConnectUriFromWhatTheDestinationReported) {

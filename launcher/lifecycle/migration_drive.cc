@@ -1,11 +1,19 @@
 #include "launcher/lifecycle/migration_drive.h"
 
 #include <stdexcept>
+#include <thread>
 
-#include "launcher/lifecycle/incoming.h"
 #include "launcher/lifecycle/migration_poll.h"
 
 namespace qlaunch::launcher {
+
+MigrationSettings SettingsOf(const DriveOptions& o) {
+  MigrationSettings s;
+  s.ignore_shared = o.ignore_shared;
+  s.return_path = o.return_path;
+  s.max_bandwidth = o.bandwidth_mib << 20;
+  return s;
+}
 
 DriveResult DriveMigration(qemu::QmpClient& qmp, const std::string& name, const std::string& qemu_uri,
                            const DriveOptions& o, const StartInterrupt& interrupt) {
@@ -15,14 +23,23 @@ DriveResult DriveMigration(qemu::QmpClient& qmp, const std::string& name, const 
   w.timeout_abort = o.timeout_abort;
   w.progress = o.progress ? "migrate" : nullptr;
   w.qmp_timeout = o.qmp_timeout;
-  qmp.Execute("migrate-set-capabilities", {{"capabilities", MigrationCapabilities(o.ignore_shared)}}, o.qmp_timeout);
-  qmp.Execute("migrate-set-parameters",
-              {{"max-bandwidth", o.bandwidth_mib ? o.bandwidth_mib << 20 : kUnlimitedBandwidth}}, o.qmp_timeout);
   qmp.Execute("migrate", {{"uri", qemu_uri}}, o.qmp_timeout);
   const MigrationOutcome out = WaitForMigration(qmp, interrupt, w);
   if (!out.completed()) {
-    const std::string now = qmp.Execute("query-status", nullptr, o.qmp_timeout).value("status", "");
+    // QEMU says failed a moment before it puts the guest back as it was (running, or paused).
+    std::string now;
+    for (int i = 0; i < 100; ++i) {
+      now = qmp.Execute("query-status", nullptr, o.qmp_timeout).value("status", "");
+      if (now != "finish-migrate") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    // A return path that broke (the destination could not load the guest, or ended) leaves QEMU
+    // no error of its own to give.
+    const bool silent = out.why_cancelled.empty() && !out.info.contains("error-desc");
     throw std::runtime_error(MigrationFailure("migration of domain " + name + " to " + qemu_uri, out) +
+                             (silent && o.return_path ? ": the destination did not confirm that it loaded the guest "
+                                                        "(it could not, or it ended: its qemu.log says why)"
+                                                      : "") +
                              "; the domain stays here (" + (now.empty() ? "unknown" : now) + ")");
   }
   DriveResult r;

@@ -12,8 +12,8 @@
 #include "launcher/lifecycle/destroy.h"
 #include "launcher/lifecycle/domain_session.h"
 #include "launcher/lifecycle/domain_xml.h"
-#include "launcher/lifecycle/incoming.h"
 #include "launcher/lifecycle/migration_poll.h"
+#include "launcher/lifecycle/migration_settings.h"
 #include "launcher/lifecycle/save_file.h"
 #include "launcher/lifecycle/start_interrupt.h"
 
@@ -25,6 +25,13 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kFdName = "qlaunch-save";
+
+// The guest's RAM as QEMU counts it: its boot memory and the memory plugged since (DIMMs, what a
+// virtio-mem device has plugged).
+uint64_t GuestRamBytes(qemu::QmpClient& qmp, std::chrono::milliseconds timeout) {
+  const json m = qmp.Execute("query-memory-size-summary", nullptr, timeout);
+  return m.value("base-memory", uint64_t{0}) + m.value("plugged-memory", uint64_t{0});
+}
 
 double MsSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
@@ -113,8 +120,10 @@ SaveReport SaveDomain(const StateDir& state, const SaveOptions& o) {
   }
   const auto save_begin = Clock::now();
   qmp.ExecuteWithFd("getfd", {{"fdname", kFdName}}, file->fd(), o.qmp_timeout);
-  qmp.Execute("migrate-set-capabilities", {{"capabilities", MigrationCapabilities(false)}}, o.qmp_timeout);
-  qmp.Execute("migrate-set-parameters", {{"max-bandwidth", kUnlimitedBandwidth}}, o.qmp_timeout);
+  // Every page goes into FILE: x-ignore-shared off whatever an earlier migration left (a QEMU that
+  // came in by `migrate --local` has it on), no return path (a file cannot answer).
+  SourceMigrationSettings settings(qmp, MigrationSettings{}, o.qmp_timeout);
+  const uint64_t guest_ram = GuestRamBytes(qmp, o.qmp_timeout);
   qmp.Execute("migrate", {{"uri", std::string("fd:") + kFdName}}, o.qmp_timeout);
   MigrationWait w;
   w.begin = save_begin;
@@ -127,6 +136,14 @@ SaveReport SaveDomain(const StateDir& state, const SaveOptions& o) {
                              " removed, the domain stays " + (header.ran ? "running" : "paused"));
   };
   if (!out.completed()) fail();
+  // A stream that left the guest's RAM out cannot be restored: QEMU's own count of the RAM it
+  // went through must cover the guest's (its ROMs and video memory come on top).
+  const uint64_t ram_total = out.info.value("ram", json::object()).value("total", uint64_t{0});
+  if (ram_total < guest_ram) {
+    out.why_cancelled = "QEMU's stream covers " + std::to_string(ram_total >> 20) + " MiB of RAM, the guest has " +
+                        std::to_string(guest_ram >> 20) + " MiB";
+    fail();
+  }
   r.file_bytes = file->Size();
   r.stream_bytes = r.file_bytes - head.size();
   file->PWrite(EncodeSaveLength(r.stream_bytes), kSaveLengthOffset);
@@ -141,6 +158,7 @@ SaveReport SaveDomain(const StateDir& state, const SaveOptions& o) {
   r.save_ms = MsSince(save_begin);
   // The guest is in FILE; this QEMU (postmigrate) and all it holds go, as after destroy.
   resume.qmp = nullptr;
+  settings.Release();
   s.qmp.reset();
   DestroyDomain(state, o.name);
   mark.reset();

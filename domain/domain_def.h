@@ -76,13 +76,27 @@ struct MemoryBacking {
   int allocation_line = 0;
 };
 
+// One <vcpus><vcpu> of libvirt's live XML (qlaunch dumpxml writes it after setvcpus): whether
+// the vCPU runs, and whether it came by hotplug, so that a restore or a migration destination
+// starts the boot vCPUs with -smp and plugs the others as the running QEMU had them.
+struct VcpuState {
+  unsigned id = 0;
+  bool enabled = false;
+  bool hotpluggable = false;
+  unsigned order = 0;  // 0: none given
+  int line = 0;
+};
+
 struct Vcpu {
   unsigned count = 1;
   std::optional<unsigned> current;
   Placement placement = Placement::kDefault;
   std::optional<IdSet> cpuset;      // host CPUs
+  std::vector<VcpuState> states;    // <vcpus>, in document order; empty when absent
+  int states_line = 0;
   int line = 0;
 };
+
 
 struct VcpuPin {
   unsigned vcpu = 0;

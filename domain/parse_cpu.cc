@@ -2,6 +2,7 @@
 #include "domain/parse_sections.h"
 
 #include <cctype>
+#include <string>
 
 namespace qlaunch::domain {
 
@@ -86,6 +87,22 @@ Vcpu ParseVcpu(ParseContext& ctx, const xmlNode* node) {
   vcpu.placement = EnumAttr(ctx, node, "placement", kPlacementNames).value_or(Placement::kDefault);
   vcpu.cpuset = IdSetAttr(ctx, node, "cpuset");
   return vcpu;
+}
+
+void ParseVcpuStates(ParseContext& ctx, const xmlNode* node, Vcpu* vcpu) {
+  vcpu->states_line = NodeLine(node);
+  for (const xmlNode* child : ElementChildren(node, "vcpu")) {
+    VcpuState st;
+    st.line = NodeLine(child);
+    st.id = RequiredUIntAttr(ctx, child, "id");
+    RequiredAttr(ctx, child, "enabled");
+    st.enabled = *YesNoAttr(ctx, child, "enabled");
+    st.hotpluggable = YesNoAttr(ctx, child, "hotpluggable").value_or(false);
+    st.order = UIntAttr(ctx, child, "order").value_or(0);
+    for (const VcpuState& other : vcpu->states)
+      if (other.id == st.id) ctx.Fail(child, "duplicate vcpu id '" + std::to_string(st.id) + "'");
+    vcpu->states.push_back(st);
+  }
 }
 
 CpuTune ParseCpuTune(ParseContext& ctx, const xmlNode* node) {

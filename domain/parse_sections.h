@@ -27,6 +27,8 @@ inline constexpr EnumName<NumaMode> kNumaModeNames[] = {{"strict", NumaMode::kSt
 const xmlNode* UniqueChild(const ParseContext& ctx, const xmlNode* parent, std::string_view name);
 
 Vcpu ParseVcpu(ParseContext& ctx, const xmlNode* node);
+// <vcpus> (libvirt's live XML) into `vcpu`.
+void ParseVcpuStates(ParseContext& ctx, const xmlNode* node, Vcpu* vcpu);
 CpuTune ParseCpuTune(ParseContext& ctx, const xmlNode* node);
 CpuDef ParseCpu(ParseContext& ctx, const xmlNode* node);
 NumaTune ParseNumaTune(ParseContext& ctx, const xmlNode* node);

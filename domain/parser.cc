@@ -80,6 +80,7 @@ DomainDef ParseDomainElement(ParseContext& ctx, const xmlNode* root) {
   ParseIdentity(ctx, root, def);
   ParseMemorySizes(ctx, root, def);
   if (const xmlNode* node = UniqueChild(ctx, root, "vcpu")) def.vcpu = ParseVcpu(ctx, node);
+  if (const xmlNode* node = UniqueChild(ctx, root, "vcpus")) ParseVcpuStates(ctx, node, &def.vcpu);
   if (const xmlNode* node = UniqueChild(ctx, root, "cputune")) def.cputune = ParseCpuTune(ctx, node);
   if (const xmlNode* node = UniqueChild(ctx, root, "cpu")) def.cpu = ParseCpu(ctx, node);
   if (const xmlNode* node = UniqueChild(ctx, root, "numatune")) def.numatune = ParseNumaTune(ctx, node);

@@ -66,6 +66,8 @@ std::vector<BadInput> BadInputs() {
       {"garbage vcpu", Doc("", "<memory>1024</memory>", "\n<vcpu>four</vcpu>"), "Invalid value 'four' for element <vcpu>",
        2, "vcpu"},
       {"zero vcpus", Doc("", "<memory>1024</memory>", "\n<vcpu>0</vcpu>"), "vcpu count must be greater than 0", 2, "vcpu"},
+      {"duplicate vcpus id", Doc("<vcpus>\n<vcpu id='0' enabled='yes'/>\n<vcpu id='0' enabled='no'/></vcpus>"),
+       "duplicate vcpu id '0'", 4, "vcpu"},
       {"huge vcpus", Doc("", "<memory>1024</memory>", "\n<vcpu>4294967296</vcpu>"), "Invalid value '4294967296'", 2, "vcpu"},
       {"bad placement", Doc("", "<memory>1024</memory>", "\n<vcpu placement='dynamic'>2</vcpu>"),
        "Invalid value for attribute 'placement' in element 'vcpu': 'dynamic'. expected static|auto", 2, "vcpu"},

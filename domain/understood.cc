@@ -21,6 +21,8 @@ constexpr UnderstoodElement kUnderstood[] = {
     {"domain/currentMemory", "unit"},
     {"domain/maxMemory", "slots unit"},
     {"domain/vcpu", "placement cpuset current"},
+    {"domain/vcpus", ""},  // the live XML's vCPU states (setvcpus)
+    {"domain/vcpus/vcpu", "id enabled hotpluggable order"},
     {"domain/cputune", ""},
     {"domain/cputune/emulatorpin", "cpuset"},
     {"domain/cputune/vcpupin", "vcpu cpuset"},

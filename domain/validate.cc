@@ -2,8 +2,11 @@
 #include "domain/validate.h"
 
 #include <set>
+#include <string>
+#include <vector>
 
 #include "domain/validate_checks.h"
+#include "domain/vcpu_counts.h"
 
 namespace qlaunch::domain {
 
@@ -74,6 +77,52 @@ void CheckName(const DomainDef& def, Findings& out) {
     }
 }
 
+// <vcpus>: every vCPU listed once, as many enabled as <vcpu current> says, and in the one layout
+// QEMU can be given: -smp starts the first B slots (the enabled, not hotpluggable ones), the next
+// enabled ones are plugged in order, the rest wait (disabled, hotpluggable).
+void CheckVcpuStates(const Vcpu& vcpu, Findings& out) {
+  if (vcpu.states.empty()) return;
+  const unsigned boot = BootVcpus(vcpu), current = CurrentVcpus(vcpu);
+  std::vector<const VcpuState*> by_id(vcpu.count, nullptr);
+  unsigned enabled = 0;
+  for (const VcpuState& s : vcpu.states) {
+    enabled += s.enabled;
+    if (s.id >= vcpu.count) {
+      out.Error(s.line, "vcpu", "vcpu id '" + std::to_string(s.id) + "' is beyond the " + std::to_string(vcpu.count) +
+                                    " vCPUs of <vcpu>");
+      continue;
+    }
+    by_id[s.id] = &s;
+  }
+  if (boot == 0) {
+    out.Error(vcpu.states_line, "vcpus", "no vCPU is enabled and not hotpluggable: QEMU starts at least vcpu '0'");
+    return;
+  }
+  if (enabled != current) {
+    out.Error(vcpu.states_line, "vcpus", std::to_string(enabled) + " vCPUs are enabled in <vcpus>, but <vcpu> runs " +
+                                             std::to_string(current));
+    return;
+  }
+  for (unsigned id = 0; id < vcpu.count; ++id) {
+    const VcpuState* s = by_id[id];
+    if (!s) {
+      out.Error(vcpu.states_line, "vcpus", "vcpu '" + std::to_string(id) + "' is missing: <vcpus> lists every vCPU");
+      continue;
+    }
+    const bool want_enabled = id < current, want_hotpluggable = id >= boot;
+    if (s->enabled == want_enabled && (s->hotpluggable == want_hotpluggable || !s->enabled)) {
+      if (!s->enabled && !s->hotpluggable)
+        out.Error(s->line, "vcpu", "vcpu '" + std::to_string(id) + "' is disabled and not hotpluggable");
+      continue;
+    }
+    out.Error(s->line, "vcpu", "vcpu '" + std::to_string(id) + "' cannot be " + (s->enabled ? "enabled" : "disabled") +
+                                   (s->enabled ? (s->hotpluggable ? " and hotpluggable" : " and not hotpluggable") : "") +
+                                   " here: QEMU starts vCPUs 0-" + std::to_string(boot - 1) +
+                                   " (enabled, not hotpluggable), then the next enabled ones are plugged in order up "
+                                   "to the " + std::to_string(current) + " that run");
+  }
+}
+
 void CheckVcpus(const DomainDef& def, Findings& out) {
   const Vcpu& vcpu = def.vcpu;
   if (vcpu.count == 0) out.Error(vcpu.line, "vcpu", "vcpu count must be greater than 0");
@@ -81,6 +130,7 @@ void CheckVcpus(const DomainDef& def, Findings& out) {
   if (vcpu.current && *vcpu.current > vcpu.count)
     out.Error(vcpu.line, "vcpu", "maximum vCPU count must not be less than current vCPU count");
   CheckCpuset(vcpu.cpuset, vcpu.line, "vcpu", out);
+  CheckVcpuStates(vcpu, out);
   CheckTopology(def, out);
   CheckVcpuPins(def, out);
 }

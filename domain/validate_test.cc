@@ -94,6 +94,32 @@ std::vector<Rule> Rules() {
        "vcpupin for vcpu '4', but the domain has only 4 vCPUs", 3, "vcpupin"},
       {"duplicate vcpupin", Doc("<cputune><vcpupin vcpu='1' cpuset='0'/>\n<vcpupin vcpu='1' cpuset='1'/></cputune>"),
        "duplicate vcpupin for vcpu '1'", 3, "vcpupin"},
+      // <vcpus> (the live XML of a domain whose vCPUs were plugged)
+      {"vcpus enabled against current",
+       Doc("<vcpus>\n<vcpu id='0' enabled='yes' hotpluggable='no'/><vcpu id='1' enabled='yes' hotpluggable='yes'/>"
+           "<vcpu id='2' enabled='no' hotpluggable='yes'/><vcpu id='3' enabled='no' hotpluggable='yes'/>\n</vcpus>",
+           "<memory unit='GiB'>4</memory>", "<vcpu current='3'>4</vcpu>"),
+       "2 vCPUs are enabled in <vcpus>, but <vcpu> runs 3", 2, "vcpus"},
+      {"vcpus missing one",
+       Doc("<vcpus>\n<vcpu id='0' enabled='yes' hotpluggable='no'/><vcpu id='1' enabled='yes' hotpluggable='yes'/>"
+           "\n<vcpu id='2' enabled='no' hotpluggable='yes'/>\n</vcpus>",
+           "<memory unit='GiB'>4</memory>", "<vcpu current='2'>4</vcpu>"),
+       "vcpu '3' is missing: <vcpus> lists every vCPU", 2, "vcpus"},
+      {"vcpus id beyond the count",
+       Doc("<vcpus><vcpu id='0' enabled='yes' hotpluggable='no'/><vcpu id='1' enabled='no' hotpluggable='yes'/>\n"
+           "<vcpu id='2' enabled='no' hotpluggable='yes'/></vcpus>",
+           "<memory unit='GiB'>4</memory>", "<vcpu current='1'>2</vcpu>"),
+       "vcpu id '2' is beyond the 2 vCPUs of <vcpu>", 3, "vcpu"},
+      {"vcpus disabled and not hotpluggable",
+       Doc("<vcpus><vcpu id='0' enabled='yes' hotpluggable='no'/>\n<vcpu id='1' enabled='no' hotpluggable='no'/>"
+           "</vcpus>",
+           "<memory unit='GiB'>4</memory>", "<vcpu current='1'>2</vcpu>"),
+       "vcpu '1' is disabled and not hotpluggable", 3, "vcpu"},
+      {"vcpus without a boot vcpu",
+       Doc("\n<vcpus><vcpu id='0' enabled='yes' hotpluggable='yes'/><vcpu id='1' enabled='no' hotpluggable='yes'/>"
+           "</vcpus>",
+           "<memory unit='GiB'>4</memory>", "<vcpu current='1'>2</vcpu>"),
+       "no vCPU is enabled and not hotpluggable: QEMU starts at least vcpu '0'", 3, "vcpus"},
       // Guest NUMA cells
       {"cell cpus beyond vcpus",
        Doc("<cpu><numa>\n<cell cpus='0-4' memory='4' unit='GiB'/>\n</numa></cpu>"),
@@ -206,9 +232,34 @@ TEST(Validate, EveryRuleNamesFileLineAndElement) {
   }
 }
 
+// A plugged vCPU must be the next in line: QEMU starts vCPUs 0..B-1 with -smp, and qlaunch plugs
+// the next ones first to last, so a plugged vCPU after a gap (or a boot vCPU after a plugged one)
+// is refused at each misplaced vCPU.
+TEST(Validate, PluggedVcpusOutOfLineAreRefusedAtEachVcpu) {
+  const DomainDef def = ParseDomainXml(
+      Doc("<vcpus>\n<vcpu id='0' enabled='yes' hotpluggable='no'/>\n<vcpu id='1' enabled='no' hotpluggable='yes'/>\n"
+          "<vcpu id='2' enabled='yes' hotpluggable='yes' order='2'/>\n<vcpu id='3' enabled='no' hotpluggable='yes'/>\n"
+          "</vcpus>",
+          "<memory unit='GiB'>4</memory>", "<vcpu current='2'>4</vcpu>"),
+      "v.xml");
+  const std::vector<Diagnostic> diags = ValidateDomain(def);
+  ASSERT_EQ(diags.size(), 2u) << DiagnosticError(diags).what();
+  EXPECT_EQ(diags[0].line, 4);
+  EXPECT_NE(diags[0].message.find("vcpu '1' cannot be disabled here: QEMU starts vCPUs 0-0"), std::string::npos)
+      << diags[0].ToString();
+  EXPECT_EQ(diags[1].line, 5);
+  EXPECT_NE(diags[1].message.find("vcpu '2' cannot be enabled and hotpluggable here"), std::string::npos)
+      << diags[1].ToString();
+}
+
 TEST(Validate, ConsistentDomainsHaveNoFindings) {
   const std::string ok[] = {
       Doc(""),
+      // Two boot vCPUs, the third plugged, the fourth waiting: libvirt's live XML after setvcpus 3.
+      Doc("<vcpus><vcpu id='0' enabled='yes' hotpluggable='no' order='1'/><vcpu id='1' enabled='yes' "
+          "hotpluggable='no' order='2'/><vcpu id='2' enabled='yes' hotpluggable='yes' order='3'/><vcpu id='3' "
+          "enabled='no' hotpluggable='yes'/></vcpus>",
+          "<memory unit='GiB'>4</memory>", "<vcpu current='3'>4</vcpu>"),
       Named(std::string(64, 'n')),
       Doc(kTwoCells + "\n<memoryBacking><hugepages><page size='2048' nodeset='0'/><page size='1' unit='GiB' "
                       "nodeset='1'/></hugepages></memoryBacking>"),

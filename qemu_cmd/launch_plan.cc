@@ -130,6 +130,7 @@ nlohmann::json ToJson(const LaunchPlan& plan) {
   for (const auto& c : plan.before_cont)
     before_cont.push_back({{"execute", c.execute}, {"arguments", nlohmann::json::parse(c.arguments_json)}});
   out["qmp_before_cont"] = before_cont;
+  if (plan.plug_vcpus_to > 0) out["plug_vcpus_to"] = plan.plug_vcpus_to;
   out["backends"] = std::move(backends);
   out["thread_contexts"] = std::move(contexts);
   out["pool_needs"] = std::move(pools);

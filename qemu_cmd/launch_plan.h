@@ -127,6 +127,11 @@ struct LaunchPlan {
   // (e.g. set_link for <link state='down'/>, as libvirt does).
   struct QmpCommand { std::string execute; std::string arguments_json; };
   std::vector<QmpCommand> before_cont;
+  // <vcpus> with hotplugged vCPUs (a restore, a migration destination): QEMU starts with -smp's
+  // boot vCPUs and qlaunch plugs the next ones, in order, up to this many before cont (the
+  // device_add of each needs QEMU's query-hotpluggable-cpus, so it is planned at start:
+  // qemu_cmd/vcpu_hotplug_plan.h). 0: none to plug.
+  unsigned plug_vcpus_to = 0;
 };
 
 const char* ToString(BackendType t);

@@ -1,5 +1,6 @@
 #include "qemu_cmd/planner.h"
 
+#include "domain/vcpu_counts.h"
 #include "qemu_cmd/plan_diagnostic.h"
 
 #include "qemu_cmd/memory_plan.h"
@@ -70,6 +71,7 @@ LaunchPlan PlanLaunch(const domain::DomainDef& def, const numa::HostTopology& ho
   for (const std::string& nic : LinkDownNicIds(def))
     plan.before_cont.push_back({"set_link", "{\"name\":\"" + nic + "\",\"up\":false}"});
 
+  if (domain::CurrentVcpus(def.vcpu) > domain::BootVcpus(def.vcpu)) plan.plug_vcpus_to = domain::CurrentVcpus(def.vcpu);
   plan.initial_memory_bytes = memory.initial_bytes;
   plan.pool_needs = PoolNeeds(memory.backends);
   plan.backends = std::move(memory.backends);

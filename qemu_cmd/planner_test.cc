@@ -401,6 +401,21 @@ TEST(PlanLaunch, SmpAndMemoryHotplugOptions) {
   EXPECT_EQ(*(m + 1), "size=2097152k,slots=8,maxmem=16777216k");
 }
 
+TEST(PlanLaunch, PluggedVcpusArePluggedBeforeCont) {
+  auto d = MakeDomain();
+  SetCells(d, {Cell(0, IdSet{0, 1, 2, 3}, GiB), Cell(1, IdSet{4, 5, 6, 7}, GiB)});
+  d.vcpu.count = 8;
+  d.vcpu.current = 4;
+  EXPECT_EQ(PlanLaunch(d, TwoNodeHost(), Caps72(), PlanOptions{}).plug_vcpus_to, 0u) << "none plugged: -smp 4";
+  for (unsigned id = 0; id < 8; ++id) d.vcpu.states.push_back({id, id < 4, id >= 2, 0, 0});
+  LaunchPlan plan = PlanLaunch(d, TwoNodeHost(), Caps72(), PlanOptions{});
+  EXPECT_EQ(plan.plug_vcpus_to, 4u);
+  auto smp = std::find(plan.argv.begin(), plan.argv.end(), "-smp");
+  ASSERT_NE(smp, plan.argv.end());
+  EXPECT_EQ((smp + 1)->substr(0, 12), "2,maxcpus=8,");
+  EXPECT_EQ(ToJson(plan).value("plug_vcpus_to", 0u), 4u);
+}
+
 TEST(PlanLaunch, UserStringsCannotAddOptions) {
   const std::string evil = "x,debug-threads=on -device foo";
   auto d = MakeDomain(evil);

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "domain/vcpu_counts.h"
 #include "qemu_cmd/device_plan.h"
 #include "qemu_cmd/machine_plan.h"
 #include "qemu_cmd/option_escape.h"
@@ -39,8 +40,9 @@ void AddBackend(Argv& a, const MemoryBackend& b, const ArgvInput& in, std::set<s
 
 std::string RenderSmp(const domain::DomainDef& def, const QemuCaps& caps) {
   const domain::Vcpu& v = def.vcpu;
-  std::string s = std::to_string(v.current && *v.current < v.count ? *v.current : v.count);
-  if (v.current && *v.current < v.count) s += ",maxcpus=" + std::to_string(v.count);
+  const unsigned boot = domain::BootVcpus(v);  // the others that run are plugged before cont
+  std::string s = std::to_string(boot < v.count ? boot : v.count);
+  if (boot < v.count) s += ",maxcpus=" + std::to_string(v.count);
   if (const auto& t = def.cpu.topology) {
     s += ",sockets=" + std::to_string(t->sockets) + ",dies=" + std::to_string(t->dies);
     if (t->clusters > 1) {

@@ -21,6 +21,19 @@ TEST(RenderSmp, TopologyAndHotplugVcpus) {
   EXPECT_EQ(RenderSmp(d, testing::Caps52()), "16,sockets=2,dies=1,cores=4,threads=2");
 }
 
+// <vcpus> (the live XML after setvcpus): -smp starts only the boot vCPUs; the plugged ones come
+// by device_add before cont (PlanLaunch's plug_vcpus_to).
+TEST(RenderSmp, PluggedVcpusAreNotBootVcpus) {
+  auto d = testing::MakeDomain();
+  d.vcpu.count = 4;
+  d.vcpu.current = 3;
+  for (unsigned id = 0; id < 4; ++id) d.vcpu.states.push_back({id, id < 3, id >= 2, id < 3 ? id + 1 : 0, 0});
+  EXPECT_EQ(RenderSmp(d, testing::Caps72()), "2,maxcpus=4,sockets=4,cores=1,threads=1");
+  d.vcpu.current.reset();  // all four run, two plugged
+  d.vcpu.states[3].enabled = true;
+  EXPECT_EQ(RenderSmp(d, testing::Caps72()), "2,maxcpus=4,sockets=4,cores=1,threads=1");
+}
+
 TEST(RenderSmp, ClustersNeedQemu7) {
   auto d = testing::MakeDomain();
   d.vcpu.count = 8;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "domain/parser.h"
+#include "domain/vcpu_counts.h"
 #include "domain/xml_doc.h"
 #include "domain/xml_node.h"
 #include "launcher/host/state_dir.h"
@@ -215,20 +216,51 @@ void CommitDetach(RunningState* st, const std::string& name, int line) {
   Save(st, xml);
 }
 
-void CommitVcpus(RunningState* st, unsigned current) {
-  if (st->def.vcpu.current.value_or(st->def.vcpu.count) == current) return;
+void CommitVcpus(RunningState* st, unsigned boot, unsigned current) {
+  if (domain::CurrentVcpus(st->def.vcpu) == current && !st->def.vcpu.states.empty() == (current > boot)) return;
   domain::XmlDoc doc = domain::XmlDoc::Parse(st->xml, st->xml_file);
   const std::vector<Element> before = DeviceElements(doc.MutableDoc());
   xmlNode* root = xmlDocGetRootElement(doc.MutableDoc());
   xmlNode* vcpu = nullptr;
-  for (xmlNode* c = root ? root->children : nullptr; c && !vcpu; c = c->next)
-    if (c->type == XML_ELEMENT_NODE && domain::NodeName(c) == "vcpu") vcpu = c;
+  xmlNode* states = nullptr;
+  for (xmlNode* c = root ? root->children : nullptr; c; c = c->next) {
+    if (c->type != XML_ELEMENT_NODE) continue;
+    if (!vcpu && domain::NodeName(c) == "vcpu") vcpu = c;
+    if (!states && domain::NodeName(c) == "vcpus") states = c;
+  }
   if (!vcpu) throw std::runtime_error(st->xml_file + ": no <vcpu> to record " + std::to_string(current) + " vCPUs in");
   const auto* attr = reinterpret_cast<const xmlChar*>("current");
-  if (current >= st->def.vcpu.count) {
+  const unsigned count = st->def.vcpu.count;
+  if (current >= count) {
     xmlUnsetProp(vcpu, attr);
   } else {
     xmlSetProp(vcpu, attr, reinterpret_cast<const xmlChar*>(std::to_string(current).c_str()));
+  }
+  // <vcpus>, as libvirt's live XML has it once a vCPU was plugged: the boot vCPUs, the plugged
+  // ones in their plugging order (setvcpus plugs first to last), the others waiting.
+  if (states) {
+    if (states->prev && states->prev->type == XML_TEXT_NODE) {
+      xmlNode* space = states->prev;
+      xmlUnlinkNode(space);
+      xmlFreeNode(space);
+    }
+    xmlUnlinkNode(states);
+    xmlFreeNode(states);
+  }
+  if (current > boot) {
+    auto x = [](const std::string& t) { return reinterpret_cast<const xmlChar*>(t.c_str()); };
+    states = xmlNewNode(nullptr, x("vcpus"));
+    for (unsigned id = 0; id < count; ++id) {
+      xmlAddChild(states, xmlNewText(x("\n    ")));
+      xmlNode* v = xmlNewChild(states, nullptr, x("vcpu"), nullptr);
+      xmlSetProp(v, x("id"), x(std::to_string(id)));
+      xmlSetProp(v, x("enabled"), x(id < current ? "yes" : "no"));
+      xmlSetProp(v, x("hotpluggable"), x(id < boot ? "no" : "yes"));
+      if (id < current) xmlSetProp(v, x("order"), x(std::to_string(id + 1)));
+    }
+    xmlAddChild(states, xmlNewText(x("\n  ")));
+    xmlNode* placed = xmlAddNextSibling(vcpu, states);
+    xmlAddPrevSibling(placed, xmlNewText(x("\n  ")));
   }
   SaveInPlace(st, doc.MutableDoc(), before);
 }

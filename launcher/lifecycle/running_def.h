@@ -57,8 +57,11 @@ void CommitAttach(RunningState* st, const std::string& element_xml, qemu::Device
 void CommitDetach(RunningState* st, const std::string& name, int line);
 
 // The running definition's <vcpu current>: `current` vCPUs of its <vcpu> count run (the
-// attribute goes when all do, as in libvirt's live XML). Devices keep their lines.
-void CommitVcpus(RunningState* st, unsigned current);
+// attribute goes when all do, as in libvirt's live XML), and, while more run than the `boot` ones
+// QEMU started with, <vcpus> says which were plugged since (libvirt's live XML again): a restore or
+// a migration destination starts the boot ones and plugs the others (domain/vcpu_counts.h).
+// Devices keep their records.
+void CommitVcpus(RunningState* st, unsigned boot, unsigned current);
 
 // The <requested> size of the <memory> element at `line` (a virtio-mem device), written in KiB
 // into its <target>. Devices keep their lines.

@@ -124,17 +124,44 @@ TEST(RunningDef, AttachThenDetachKeepsEveryRecordOnItsElement) {
 TEST(RunningDef, ChangesInPlaceKeepEveryRecordOnItsElement) {
   testing::TempDir tmp;
   std::string xml = kXml;
-  xml.replace(xml.find("<name>d</name>"), 14, "<name>d</name><vcpu>2</vcpu>");  // same lines
+  xml.replace(xml.find("<name>d</name>"), 14, "<name>d</name><vcpu current='2'>3</vcpu>");  // same lines
   WriteStarted(tmp.path, xml);
   RunningState st = LoadRunningState(tmp.path);
-  CommitVcpus(&st, 1);  // <vcpu current='1'>: only the attribute changes
+  CommitVcpus(&st, 2, 2);  // as it started: nothing to write
+  EXPECT_FALSE(fs::exists(tmp.path / "running.xml"));
+  CommitVcpus(&st, 2, 1);  // <vcpu current='1'>: only the attribute changes
   EXPECT_NE(st.xml.find("<?xml"), std::string::npos) << "running.xml starts with a declaration";
-  const RunningState read = LoadRunningState(tmp.path);
+  RunningState read = LoadRunningState(tmp.path);
   ASSERT_NE(ById(read, "virtio-disk1"), nullptr);
   EXPECT_EQ(ById(read, "virtio-disk1")->line, 11) << read.xml;
-  const std::string live = Live(read);
+  std::string live = Live(read);
   EXPECT_NE(live.find("<alias name=\"virtio-disk1\"/>"), std::string::npos) << live;
   EXPECT_NE(live.find("<alias name=\"net0\"/>"), std::string::npos) << live;
+
+  // One vCPU plugged: <vcpus> (five more lines before the devices) says which, and every record
+  // still names its element.
+  CommitVcpus(&read, 2, 3);
+  read = LoadRunningState(tmp.path);
+  EXPECT_EQ(read.def.vcpu.current, std::nullopt) << read.xml;
+  ASSERT_EQ(read.def.vcpu.states.size(), 3u) << read.xml;
+  for (unsigned id = 0; id < 3; ++id) {
+    EXPECT_EQ(read.def.vcpu.states[id].id, id);
+    EXPECT_TRUE(read.def.vcpu.states[id].enabled);
+    EXPECT_EQ(read.def.vcpu.states[id].hotpluggable, id == 2) << id;
+  }
+  ASSERT_NE(ById(read, "virtio-disk1"), nullptr);
+  EXPECT_EQ(ById(read, "virtio-disk1")->line, 16) << read.xml;
+  EXPECT_EQ(read.def.devices.disks.at(1).line, 16) << read.xml;
+  live = Live(read);
+  EXPECT_NE(live.find("<vcpu id=\"2\" enabled=\"yes\" hotpluggable=\"yes\" order=\"3\"/>"), std::string::npos) << live;
+  EXPECT_NE(live.find("<alias name=\"virtio-disk1\"/>"), std::string::npos) << live;
+
+  // Unplugged again: <vcpus> goes, the records follow back.
+  CommitVcpus(&read, 2, 2);
+  read = LoadRunningState(tmp.path);
+  EXPECT_TRUE(read.def.vcpu.states.empty()) << read.xml;
+  EXPECT_EQ(read.def.vcpu.current, 2u) << read.xml;
+  EXPECT_EQ(ById(read, "virtio-disk1")->line, 11) << read.xml;
 }
 
 TEST(RunningDef, RequestedSizeOfAVirtioMemDeviceIsWrittenInItsTarget) {

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "domain/parser.h"
+#include "domain/vcpu_counts.h"
 #include "launcher/lifecycle/domain_session.h"
 #include "launcher/lifecycle/running_def.h"
 #include "qemu_cmd/vcpu_hotplug_plan.h"
@@ -47,13 +48,13 @@ SetVcpusResult SetVcpus(const StateDir& state, const SetVcpusOptions& o) {
   const auto dir = state.DomainDir(o.name);
   RunningState st = LoadRunningState(dir);
   const domain::DomainDef boot_def = domain::ParseDomainFile((dir / "domain.xml").string());
-  const unsigned boot = boot_def.vcpu.current.value_or(boot_def.vcpu.count);
+  const unsigned boot = domain::BootVcpus(boot_def.vcpu);
   auto ask = [&] {
     return qemu::ParseHotpluggableCpus(s.qmp->Execute("query-hotpluggable-cpus", nullptr, o.qmp_timeout));
   };
   auto record = [&] {
     const unsigned now = qemu::PluggedCount(ask());
-    CommitVcpus(&st, now);
+    CommitVcpus(&st, boot, now);
     return now;
   };
 
@@ -61,7 +62,7 @@ SetVcpusResult SetVcpus(const StateDir& state, const SetVcpusOptions& o) {
   SetVcpusResult r;
   r.max = static_cast<unsigned>(cpus.size());
   r.before = qemu::PluggedCount(cpus);
-  CommitVcpus(&st, r.before);
+  CommitVcpus(&st, boot, r.before);
   const qemu::VcpuChange plan = qemu::PlanSetVcpus(cpus, boot, o.count);
 
   std::vector<std::string> added;

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "qemu_cmd/vcpu_hotplug_plan.h"
+
 namespace qlaunch::launcher {
 
 namespace fs = std::filesystem;
@@ -37,7 +39,24 @@ std::unique_ptr<qemu::QmpClient> ConnectQmp(const fs::path& socket, milliseconds
   }
 }
 
+void PlugVcpus(qemu::QmpClient& qmp, const qemu::LaunchPlan& plan, milliseconds timeout) {
+  if (plan.plug_vcpus_to == 0) return;
+  const std::vector<qemu::HotpluggableCpu> cpus =
+      qemu::ParseHotpluggableCpus(qmp.Execute("query-hotpluggable-cpus", nullptr, timeout));
+  const qemu::VcpuChange change = qemu::PlanSetVcpus(cpus, qemu::PluggedCount(cpus), plan.plug_vcpus_to);
+  for (const qemu::QmpCommand& c : change.add) {
+    const nlohmann::json args = nlohmann::json::parse(c.arguments.dump());
+    try {
+      qmp.Execute(c.execute, args, timeout);
+    } catch (const qemu::QmpError& e) {
+      throw std::runtime_error("cannot plug vCPU " + args.value("id", "") + " as the domain ran it (<vcpus>): " +
+                               e.what());
+    }
+  }
+}
+
 void BeforeCont(qemu::QmpClient& qmp, const qemu::LaunchPlan& plan, milliseconds timeout) {
+  PlugVcpus(qmp, plan, timeout);
   for (const auto& c : plan.before_cont) qmp.Execute(c.execute, nlohmann::json::parse(c.arguments_json), timeout);
   auto attempt = [&](const std::string& what, const std::string& command, const nlohmann::json& args) {
     try {

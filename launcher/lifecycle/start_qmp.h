@@ -23,7 +23,12 @@ std::chrono::milliseconds PreallocAllowance(uint64_t bytes);
 std::unique_ptr<qemu::QmpClient> ConnectQmp(const std::filesystem::path& socket, std::chrono::milliseconds qmp_timeout,
                                             std::chrono::milliseconds allowance);
 
-// Before cont: the plan's device state commands (set_link ...), then the thread-contexts.
+// Before cont (and before a destination listens): the vCPUs the domain had plugged at run time
+// (<vcpus>: LaunchPlan::plug_vcpus_to), plugged as setvcpus plugs them, so that the machine is
+// the one whose state comes in; throws when QEMU refuses one.
+void PlugVcpus(qemu::QmpClient& qmp, const qemu::LaunchPlan& plan, std::chrono::milliseconds timeout);
+
+// Before cont: PlugVcpus, the plan's device state commands (set_link ...), then the thread-contexts.
 // Thread-contexts only serve preallocation: once it is done, delete them so their idle threads
 // go (libvirt does the object-del too). A backend's prealloc-context is a strong QOM link, so
 // object-del alone leaves the object, and its thread, alive as long as a backend points at it:

@@ -356,6 +356,51 @@ TEST_F(MigrateSshTest, SigintCancelsAndTheDestinationPreparedOverSshGoes) {
   ExpectOnlyTheSourceLeft();
 }
 
+// The confirm phase: QEMU has said completed (the destination loaded the guest and runs it, the
+// return path), and the destination dies before migrate has heard from it over ssh (the remote
+// qlaunch, a wrapper here, kills its QEMU when asked for dominfo). The source, paused at the
+// switch-over with all it had, takes the guest back and runs on; the dead destination is cleared.
+TEST_F(MigrateSshTest, ADestinationThatDiesBeforeItConfirmsLeavesTheSourceRunning) {
+  SmallDomain d;
+  d.name = "mig-ssh-confirm";
+  const uint64_t pages = d.Bytes() / (2u << 20);
+  HugepagePool pool = HugepagePool::AtLeast(2 * pages + 8);
+  if (!pool.ok()) GTEST_SKIP() << pool.error();
+  const uint64_t free_before = HugepagesFree();
+  RunResult start = Qlaunch({"start", "--json", WriteDomain(d)});
+  ASSERT_EQ(start.exit_code, 0) << start.Describe();
+  const pid_t source_pid = json::parse(start.out).at("pid").get<pid_t>();
+
+  const fs::path killer = tmp() / "remote-qlaunch", killed = tmp() / "killed.pid";
+  const std::string pid_file = (DestRoot() / d.name / "pid").string();
+  std::ofstream(killer) << "#!/bin/sh\n"
+                        << "if [ \"$1\" = dominfo ]; then\n"
+                        << "  pid=$(cat " << pid_file << ")\n"
+                        << "  kill -9 \"$pid\" && echo \"$pid\" >" << killed.string() << "\n"
+                        << "  while [ -e /proc/$pid ] && ! grep -q '^State:.*Z' /proc/$pid/status; do sleep 0.05; done\n"
+                        << "fi\n"
+                        << "exec " << RemoteQlaunch() << " \"$@\"\n";
+  fs::permissions(killer, fs::perms::owner_all);
+
+  RunResult m = MigrateOverSsh(d.name, killer.string());
+  EXPECT_EQ(m.exit_code, 1) << m.Describe();
+  EXPECT_NE(m.err.find("completed, but the destination does not have the guest"), std::string::npos) << m.err;
+  EXPECT_NE(m.err.find("the domain stays here (running)"), std::string::npos) << m.err;
+  EXPECT_NE(m.err.find("had ended already"), std::string::npos) << m.err;
+  EXPECT_EQ(m.out, "");
+  const pid_t dest_pid = std::atoi(Slurp(killed).c_str());
+  ASSERT_GT(dest_pid, 0) << "the destination was never asked to confirm";
+  EXPECT_NE(dest_pid, source_pid);
+
+  ExpectDestinationGone(d.name, dest_pid);
+  ExpectSourceRunsOn(d.name, source_pid);
+  EXPECT_EQ(free_before - HugepagesFree(), pages) << "only the source's pages are taken";
+  RunResult destroy = Qlaunch({"destroy", d.name});
+  EXPECT_EQ(destroy.exit_code, 0) << destroy.Describe();
+  ExpectHostClean(d.name, source_pid, free_before);
+  StopSshd();
+}
+
 class StartFromStdinTest : public LaunchTest {};
 
 TEST_F(StartFromStdinTest, ReadsTheXmlFromStdinAndNamesItInErrors) {

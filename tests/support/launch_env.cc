@@ -63,15 +63,22 @@ std::string SmallDomainXml(const SmallDomain& d) {
     << "    <access mode='" << d.access << "'/>\n"
     << "    <allocation mode='immediate'/>\n"
     << "  </memoryBacking>\n"
-    << "  <vcpu placement='static'>" << d.cells << "</vcpu>\n"
+    << "  <vcpu placement='static'"
+    << (d.current_vcpus ? " current='" + std::to_string(d.current_vcpus) + "'" : std::string()) << ">"
+    << d.cells * d.vcpus_per_cell << "</vcpu>\n"
     << "  <numatune><memory mode='strict' nodeset='0'/></numatune>\n"
     << "  <os><type arch='x86_64' machine='" << d.machine << "'>hvm</type>" << d.os_extra << "</os>\n"
+    << (d.features.empty() ? std::string() : "  <features>" + d.features + "</features>\n")
     << "  <cpu mode='custom'>\n"
     << "    <model>qemu64</model>\n"
-    << "    <topology sockets='" << d.cells << "' cores='1' threads='1'/>\n"
+    << "    <topology sockets='" << d.cells * d.vcpus_per_cell << "' cores='1' threads='1'/>\n"
     << "    <numa>\n";
-  for (unsigned c = 0; c < d.cells; ++c)
-    x << "      <cell id='" << c << "' cpus='" << c << "' memory='" << d.cell_mib << "' unit='MiB'/>\n";
+  for (unsigned c = 0; c < d.cells; ++c) {
+    const unsigned first = c * d.vcpus_per_cell, last = first + d.vcpus_per_cell - 1;
+    x << "      <cell id='" << c << "' cpus='" << first
+      << (last > first ? "-" + std::to_string(last) : std::string()) << "' memory='" << d.cell_mib
+      << "' unit='MiB'/>\n";
+  }
   x << "    </numa>\n"
     << "  </cpu>\n"
     << "  <devices>\n";

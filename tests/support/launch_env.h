@@ -38,6 +38,9 @@ struct SmallDomain {
   std::string emulator;        // <emulator>; "" = none
   std::string os_extra;        // more of <os> after <type> (a booted guest's <kernel>, ...)
   std::string devices_extra;   // more <devices> before <memballoon model='none'/>
+  unsigned vcpus_per_cell = 1;  // cell c has vCPUs c*N .. c*N+N-1 (one socket each)
+  unsigned current_vcpus = 0;   // <vcpu current>; 0 = all run
+  std::string features;         // <features> children, e.g. "<acpi/><apic/>" (vCPU hotplug)
   uint64_t Bytes() const { return uint64_t{cells} * cell_mib << 20; }
 };
 std::string SmallDomainXml(const SmallDomain& d);

@@ -81,7 +81,8 @@ TEST(VerbModel, RefusesWhatLibvirtRefusesAndChangesNothing) {
   for (const Case& c : std::vector<Case>{
            {"", "setvcpus 3", "vCPU count out of range"},
            {"", "setvcpus 0", "vCPU count out of range"},
-           {"", "setmem 385", "more than <memory>"},
+           {"", "setmem 257", "more than <memory>"},
+           {"attach-dimm", "setmem 385", "more than <memory>"},
            {"", "detach-disk", "no vdb to detach"},
            {"attach-disk", "attach-disk", "attached already"},
            {"", "detach-nic", "no NIC to detach"},
@@ -104,6 +105,14 @@ TEST(VerbModel, RefusesWhatLibvirtRefusesAndChangesNothing) {
   }
   // A DIMM's memory may be ballooned too: <memory> counts it.
   EXPECT_TRUE(Apply(After("attach-dimm").first, *ParseStep("setmem 384")).accepted);
+}
+
+TEST(VerbModel, TheBalloonsTargetCountsTheDimm) {
+  EXPECT_EQ(After("setmem 224").first.balloon_mib, 224u);
+  EXPECT_EQ(After("setmem 224; attach-dimm").first.balloon_mib, 352u);
+  EXPECT_EQ(After("setmem 224; attach-dimm; detach-dimm").first.balloon_mib, 224u);
+  EXPECT_EQ(After("attach-dimm; setmem 320; detach-dimm").first.balloon_mib, 192u);
+  EXPECT_EQ(MemoryMib(After("attach-dimm").first), 384u);
 }
 
 TEST(VerbModel, AnUnplugFromAPausedGuestIsNotModelled) {
@@ -134,7 +143,7 @@ TEST(VerbGenerator, TheSameSeedGivesTheSameSequence) {
     EXPECT_EQ(SequenceText(Generate(seed, 8)), SequenceText(Generate(seed, 8)));
   }
   // Pinned: a change of the generator changes what a printed seed reproduces, so it is seen here.
-  EXPECT_EQ(SequenceText(Generate(1, 8)), "suspend; change-media a; attach-nic; setmem 160");
+  EXPECT_EQ(SequenceText(Generate(1, 8)), "suspend; change-media a; attach-nic; setmem 192");
   std::set<std::string> distinct;
   for (uint64_t seed = 0; seed < 50; ++seed) distinct.insert(SequenceText(Generate(seed, 8)));
   EXPECT_GE(distinct.size(), 48u) << "seeds give different sequences";

@@ -36,7 +36,11 @@ Step Accepted(const ModelState& m, const Limits& limits, Rng& rng) {
   if (m.life == Life::kSaved) return {Op::kRestore, 0};
   std::vector<unsigned> vcpu_counts;
   for (unsigned n = 1; n <= limits.max_vcpus; ++n) vcpu_counts.push_back(n);
-  const std::vector<unsigned> balloon = {limits.memory_mib * 5 / 8, limits.memory_mib * 3 / 4, limits.memory_mib};
+  // At most 64 MiB held back: the guest's kernel allocates from its first 256 MiB only (a DIMM is
+  // onlined movable), and with less its buffer and busybox run out of memory (seen at 160 MiB
+  // of 384 with the DIMM: the guest panicked in the OOM killer).
+  const unsigned memory = MemoryMib(m, limits);
+  const std::vector<unsigned> balloon = {memory - 64, memory - 32, memory};
   const bool running = m.life == Life::kRunning;
   // A paused guest cannot answer an unplug (verb_model.h): only plugs then.
   const unsigned unplug = running ? 3 : 0;

@@ -105,6 +105,10 @@ std::string StateText(const ModelState& m) {
   return t.str();
 }
 
+unsigned MemoryMib(const ModelState& m, const Limits& limits) {
+  return limits.memory_mib + (m.dimm ? limits.dimm_mib : 0);
+}
+
 ModelState InitialState(const Limits& limits) {
   ModelState m;
   m.balloon_mib = limits.memory_mib;
@@ -132,8 +136,7 @@ Outcome Apply(const ModelState& before, const Step& step, const Limits& limits) 
       m.vcpus = step.arg;
       break;
     case Op::kSetmem:
-      if (step.arg < 1 || step.arg > limits.memory_mib + (m.dimm ? limits.dimm_mib : 0))
-        return Refused(m, "more than <memory>");
+      if (step.arg < 1 || step.arg > MemoryMib(m, limits)) return Refused(m, "more than <memory>");
       m.balloon_mib = step.arg;
       break;
     case Op::kAttachDisk:
@@ -154,14 +157,18 @@ Outcome Apply(const ModelState& before, const Step& step, const Limits& limits) 
       if (paused) return Unmodelled(m);
       m.nic = false;
       break;
+    // The balloon's target counts a DIMM (QEMU's balloon holds back the same memory with it or
+    // without it): <currentMemory> grows and shrinks with it, as libvirt's does.
     case Op::kAttachDimm:
       if (m.dimm) return Refused(m, "no free DIMM slot");
       m.dimm = true;
+      m.balloon_mib += limits.dimm_mib;
       break;
     case Op::kDetachDimm:
       if (!m.dimm) return Refused(m, "no DIMM to detach");
       if (paused) return Unmodelled(m);
       m.dimm = false;
+      m.balloon_mib -= limits.dimm_mib;
       break;
     case Op::kChangeMedia:
       if (step.arg == kBootDisk) return Refused(m, "vda is not a removable disk");

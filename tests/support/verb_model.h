@@ -70,7 +70,7 @@ struct ModelState {
   bool saved_paused = false;  // saved while paused: restored paused
   unsigned host = 0;          // 0: A, 1: B
   unsigned vcpus = 1;
-  unsigned balloon_mib = 256;
+  unsigned balloon_mib = 256;  // <currentMemory>: what the balloon leaves the guest, DIMM included
   bool disk = false, nic = false, dimm = false;
   unsigned media = kEject;  // kEject (empty), kImageA or kImageB
   bool saved_once = false;  // a save file exists (restore names it; else a file that does not)
@@ -78,6 +78,8 @@ struct ModelState {
   bool Live() const { return life == Life::kRunning || life == Life::kPaused; }
 };
 std::string StateText(const ModelState& m);
+// <memory>: the memory at start and the DIMM's.
+unsigned MemoryMib(const ModelState& m, const Limits& limits = {});
 // The state a sequence starts from: the domain just booted on A.
 ModelState InitialState(const Limits& limits = {});  // for reports: "running on A, 2 vCPUs, ..."
 

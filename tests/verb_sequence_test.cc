@@ -69,7 +69,7 @@ class VerbSequenceTest : public LaunchTest {
     pool_.reset();
   }
   SequenceRunner Runner() {
-    return SequenceRunner({tmp(), StateDir(), OtherStateDir("b"), tmp() / "cache", boot_, HugepagesFree()});
+    return SequenceRunner({tmp(), StateDir(), OtherStateDir("b"), tmp() / "cache", boot_});
   }
 
   HotplugGuest boot_;

@@ -10,22 +10,26 @@ namespace qlaunch::testing::seq {
 
 namespace fs = std::filesystem;
 
-uint64_t HugepagesHeld(const std::vector<pid_t>& pids, const std::string& domain) {
+HugepageUse HugepagesInUse(const std::string& domain) {
+  constexpr blksize_t kPage = 2 << 20;  // hugetlbfs gives its page size as st_blksize
   const std::string needle = "memfd:qlaunch:" + domain + ":";
-  std::set<ino_t> seen;
-  uint64_t bytes = 0;
-  for (pid_t pid : pids) {
-    std::error_code ec;
-    for (fs::directory_iterator it("/proc/" + std::to_string(pid) + "/fd", ec), end; !ec && it != end;
-         it.increment(ec)) {
-      std::error_code lec;
-      const fs::path target = fs::read_symlink(it->path(), lec);
+  std::set<std::pair<dev_t, ino_t>> seen;
+  HugepageUse use;
+  std::error_code ec;
+  for (fs::directory_iterator proc("/proc", ec), end; !ec && proc != end; proc.increment(ec)) {
+    const std::string pid = proc->path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code fec;
+    for (fs::directory_iterator it(proc->path() / "fd", fec); !fec && it != end; it.increment(fec)) {
       struct stat st {};
-      if (lec || target.string().find(needle) == std::string::npos || ::stat(it->path().c_str(), &st) != 0) continue;
-      if (seen.insert(st.st_ino).second) bytes += uint64_t(st.st_blocks) * 512;
+      if (::stat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_blksize != kPage) continue;
+      if (!seen.insert({st.st_dev, st.st_ino}).second) continue;
+      std::error_code lec;
+      const bool ours = fs::read_symlink(it->path(), lec).string().find(needle) != std::string::npos;
+      (ours ? use.ours : use.others) += uint64_t(st.st_blocks) * 512 / kPage;
     }
   }
-  return bytes / (2u << 20);
+  return use;
 }
 
 std::vector<std::string> RootEntries(const fs::path& root) {

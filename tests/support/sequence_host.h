@@ -11,10 +11,15 @@
 
 namespace qlaunch::testing::seq {
 
-// The 2 MiB pages the memfds of `domain` ("memfd:qlaunch:DOMAIN:...") open in `pids` hold, each
-// memfd once (by inode), from its allocated blocks: what a domain really takes from the pool,
-// whoever filled it (qlaunch at start, QEMU at a restore, the guest's faults).
-uint64_t HugepagesHeld(const std::vector<pid_t>& pids, const std::string& domain);
+// The 2 MiB pages held by the hugetlb files any process has open (memfds, hugetlbfs files), each
+// file once, from its allocated blocks: `ours` by the memfds of `domain` ("memfd:qlaunch:DOMAIN:"),
+// `others` by the rest. What a domain really takes from the pool, whoever filled it (qlaunch at a
+// start, QEMU at a restore, the guest's faults); and what others on this machine take from it (a
+// domain someone starts by hand does not wait for the tests' pool lock).
+struct HugepageUse {
+  uint64_t ours = 0, others = 0;
+};
+HugepageUse HugepagesInUse(const std::string& domain);
 
 // The names in a state root ({} when it does not exist).
 std::vector<std::string> RootEntries(const std::filesystem::path& root);

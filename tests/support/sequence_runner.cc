@@ -80,7 +80,7 @@ class Run {
   RunResult Exec(const Step& step, unsigned host);
   RunResult Migrate(unsigned from);
   std::optional<Failed> CheckStep(const Outcome& expected, const RunResult& r, const std::string& xml_before,
-                                  pid_t pid_before, uint64_t free_before);
+                                  pid_t pid_before, uint64_t pages_before);
   std::optional<Failed> CheckAll();
   std::optional<Failed> CheckWhere();
   std::optional<Failed> CheckHost();
@@ -232,16 +232,18 @@ std::optional<Failed> Run::CheckHost() {
   }
   // QEMU 7.2's balloon gives no hugetlb page back (seen: 64 MiB ballooned, every page held).
   const uint64_t expected = model_.Live() ? MemoryMib(model_) / kPageMib : 0;
-  uint64_t held = 0, free = 0;
+  HugepageUse use;
+  uint64_t free = 0, total = 0;
   const bool balanced = WaitFor([&] {
-    held = HugepagesHeld(want, kSequenceDomain);
+    use = HugepagesInUse(kSequenceDomain);
     free = HugepagesFree();
-    return free + held == host_.pool_free && held == expected;
+    total = HugepagesTotal();
+    return free + use.ours + use.others == total && use.ours == expected;
   }, seconds(10));
   if (!balanced)
-    return Failed{"hugepages", "pool " + std::to_string(host_.pool_free) + " pages, free " + std::to_string(free) +
-                                   ", held by the domain's memfds " + std::to_string(held) + ", its memory " +
-                                   std::to_string(expected) + " pages"};
+    return Failed{"hugepages", "pool " + std::to_string(total) + " pages, free " + std::to_string(free) +
+                                   ", held by the domain's memfds " + std::to_string(use.ours) + " (its memory: " +
+                                   std::to_string(expected) + "), by other hugetlb files " + std::to_string(use.others)};
   return std::nullopt;
 }
 
@@ -313,7 +315,7 @@ std::optional<Failed> Run::CheckAll() {
 }
 
 std::optional<Failed> Run::CheckStep(const Outcome& expected, const RunResult& r, const std::string& xml_before,
-                                     pid_t pid_before, uint64_t free_before) {
+                                     pid_t pid_before, uint64_t pages_before) {
   if (expected.accepted && r.exit_code != 0) return Failed{"failed", "refused or failed though the model accepts it"};
   if (!expected.accepted && (r.exit_code != 1 || r.err.empty()))
     return Failed{"not refused", "exit " + std::to_string(r.exit_code) + " though the model refuses it (" + expected.why + ")"};
@@ -322,7 +324,9 @@ std::optional<Failed> Run::CheckStep(const Outcome& expected, const RunResult& r
     if (xml_after != xml_before) return Failed{"refusal changed it", "the live XML changed:\n" + xml_after};
     CheckWhere();
     if (pid_ != pid_before) return Failed{"refusal changed it", "QEMU pid " + std::to_string(pid_before) + " -> " + std::to_string(pid_)};
-    if (HugepagesFree() != free_before) return Failed{"refusal changed it", "free hugepages changed"};
+    const uint64_t pages = HugepagesInUse(kSequenceDomain).ours;
+    if (pages != pages_before)
+      return Failed{"refusal changed it", "its hugepages " + std::to_string(pages_before) + " -> " + std::to_string(pages)};
   }
   return std::nullopt;
 }
@@ -382,11 +386,11 @@ RunReport Run::Go(const Sequence& seq) {
       const bool live = model_.Live();
       const std::string xml_before = live && !expected.accepted ? LiveXml() : "";
       const pid_t pid_before = pid_;
-      const uint64_t free_before = HugepagesFree();
+      const uint64_t pages_before = live && !expected.accepted ? HugepagesInUse(kSequenceDomain).ours : 0;
       const unsigned host = model_.host;
       const RunResult r = Exec(step, host);
       rep.verbs[std::string(OpName(step.op)) + (expected.accepted ? "" : " (refused)")]++;
-      std::optional<Failed> f = CheckStep(expected, r, xml_before, pid_before, free_before);
+      std::optional<Failed> f = CheckStep(expected, r, xml_before, pid_before, pages_before);
       if (f && expected.accepted && r.exit_code != 0) {
         // A verb that fails should leave the domain as it was: is it so, or is the guest lost?
         const std::optional<Failed> after = CheckAll();

@@ -7,7 +7,8 @@
 //     first one: its memory unchanged, no second boot), not counting when paused;
 //   - the live XML (`dumpxml`) against the model and against what QEMU reports
 //     (sequence_checks.h);
-//   - hugepages: free = the pool - what the domain's memfds hold, and they hold its memory;
+//   - hugepages: free = the pool - what the domain's memfds hold (and what other hugetlb files
+//     hold: someone's domain started by hand), and the domain's hold its memory;
 //   - nothing leaked: one QEMU (none once saved or destroyed), no memfd of the domain held by any
 //     other process, no entry in a state root but the domain's.
 // The first failed check ends the sequence; the report says which step, what, and why (the
@@ -32,7 +33,6 @@ struct RunnerHost {
   std::filesystem::path root_a, root_b;  // QLAUNCH_STATE_DIR of host A and host B
   std::filesystem::path cache;           // QLAUNCH_CACHE_DIR
   HotplugGuest boot;                     // kernel and initramfs (sequence_guest.h)
-  uint64_t pool_free = 0;                // free 2 MiB pages with nothing running: the test's pool
 };
 
 struct RunReport {

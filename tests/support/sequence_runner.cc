@@ -89,6 +89,9 @@ class Run {
   json Monitor(const std::string& command);
   std::string LiveXml() { return Q({"dumpxml", kSequenceDomain}, model_.host).out; }
   std::optional<Failed> CleanUp();
+  // The end of each host's qemu.log as the step left it: the checks' `list` clears the entry of a
+  // QEMU that died, its log with it.
+  void KeepQemuLogs();
   std::string Logs() const;
 
   const RunnerHost& host_;
@@ -100,6 +103,7 @@ class Run {
   std::string sum_;
   uint64_t last_count_ = 0;
   pid_t pid_ = 0;
+  std::string qemu_logs_[2];
 };
 
 std::optional<Failed> Run::Boot() {
@@ -110,6 +114,7 @@ std::optional<Failed> Run::Boot() {
   const fs::path xml = guest_.dir / "seq.xml";
   std::ofstream(xml) << guest_.DomainXml();
   RunResult r = Q({"start", "--json", xml.string()}, 0);
+  KeepQemuLogs();
   if (r.exit_code != 0) return Failed{"start", r.Describe()};
   sum_ = Console().Report("sum", [](const std::string&) { return true; }, seconds(240));
   if (sum_.size() != 32) return Failed{"boot", "the guest never reported its buffer's MD5"};
@@ -331,12 +336,17 @@ std::optional<Failed> Run::CheckStep(const Outcome& expected, const RunResult& r
   return std::nullopt;
 }
 
-std::string Run::Logs() const {
-  std::string out;
+void Run::KeepQemuLogs() {
   for (unsigned h : {0u, 1u}) {
     const fs::path log = (h == 0 ? host_.root_a : host_.root_b) / kSequenceDomain / "qemu.log";
-    if (fs::exists(log)) out += std::string("\n--- qemu.log on ") + (h == 0 ? "A" : "B") + ":\n" + Tail(log, 15);
+    qemu_logs_[h] = fs::exists(log) ? Tail(log, 15) : "";
   }
+}
+
+std::string Run::Logs() const {
+  std::string out;
+  for (unsigned h : {0u, 1u})
+    if (!qemu_logs_[h].empty()) out += std::string("\n--- qemu.log on ") + (h == 0 ? "A" : "B") + ":\n" + qemu_logs_[h];
   out += "\n--- console " + Console().serial.filename().string() + ":\n" + Tail(Console().serial, 6);
   return out;
 }
@@ -389,6 +399,7 @@ RunReport Run::Go(const Sequence& seq) {
       const uint64_t pages_before = live && !expected.accepted ? HugepagesInUse(kSequenceDomain).ours : 0;
       const unsigned host = model_.host;
       const RunResult r = Exec(step, host);
+      KeepQemuLogs();
       rep.verbs[std::string(OpName(step.op)) + (expected.accepted ? "" : " (refused)")]++;
       std::optional<Failed> f = CheckStep(expected, r, xml_before, pid_before, pages_before);
       if (f && expected.accepted && r.exit_code != 0) {

@@ -89,8 +89,8 @@ class Run {
   json Monitor(const std::string& command);
   std::string LiveXml() { return Q({"dumpxml", kSequenceDomain}, model_.host).out; }
   std::optional<Failed> CleanUp();
-  // The end of each host's qemu.log as the step left it: the checks' `list` clears the entry of a
-  // QEMU that died, its log with it.
+  // The end of each host's last qemu.log, kept after each step and before each `list`, which
+  // clears the entry of a QEMU that died, its log with it.
   void KeepQemuLogs();
   std::string Logs() const;
 
@@ -182,6 +182,7 @@ json Run::Monitor(const std::string& command) {
 
 // Listed where the model says, in its state, and nowhere else.
 std::optional<Failed> Run::CheckWhere() {
+  KeepQemuLogs();  // before `list` clears the entry of a QEMU that died since the step
   std::string seen[2];
   for (unsigned h : {0u, 1u}) {
     // A destination settles a moment after the source has reported the migration done.
@@ -339,7 +340,7 @@ std::optional<Failed> Run::CheckStep(const Outcome& expected, const RunResult& r
 void Run::KeepQemuLogs() {
   for (unsigned h : {0u, 1u}) {
     const fs::path log = (h == 0 ? host_.root_a : host_.root_b) / kSequenceDomain / "qemu.log";
-    qemu_logs_[h] = fs::exists(log) ? Tail(log, 15) : "";
+    if (fs::exists(log)) qemu_logs_[h] = Tail(log, 15);
   }
 }
 

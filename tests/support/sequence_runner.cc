@@ -2,6 +2,7 @@
 
 #include <pwd.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -362,6 +363,14 @@ std::optional<Failed> Run::CleanUp() {
   model_.life = Life::kGone;
   std::optional<Failed> f = CheckHost();
   if (!f) f = CheckWhere();
+  // Every image QEMU's user was given is root's again (made by the test as root).
+  for (const char* image : {"vda.raw", "vdb.raw", "a.iso", "b.iso"}) {
+    struct stat st {};
+    const fs::path p = guest_.dir / image;
+    if (!f && (::stat(p.c_str(), &st) != 0 || st.st_uid != 0 || st.st_gid != 0))
+      f = Failed{"labels", p.string() + " is owned by " + std::to_string(st.st_uid) + ":" + std::to_string(st.st_gid) +
+                               " once the domain is gone, not root's as before it started"};
+  }
   // Whatever is left goes, so that the next sequence finds the host clean.
   for (pid_t pid : LiveChildren()) ::kill(pid, SIGKILL);
   WaitFor([] {

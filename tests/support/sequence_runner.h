@@ -13,7 +13,7 @@
 //     other process, no entry in a state root but the domain's.
 // The first failed check ends the sequence; the report says which step, what, and why (the
 // verb's output, the end of each qemu.log and of the console). Everything is destroyed and checked
-// gone at the end, pass or fail.
+// gone at the end, pass or fail, and every image is root's again.
 #pragma once
 
 #include <chrono>

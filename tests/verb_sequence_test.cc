@@ -117,11 +117,13 @@ json RunAll(SequenceRunner& runner, const std::vector<std::pair<uint64_t, Sequen
       summary["passed"] = summary["passed"].get<int>() + 1;
       continue;
     }
-    // Steps after the failing one never ran: shrinking starts from what did.
+    // Steps after the failing one never ran: shrinking starts from what did. A guest that did
+    // not boot has nothing to do with its steps: it is not shrunk.
     Sequence ran = seq;
     if (r.failed_at < ran.size()) ran.resize(r.failed_at + 1);
+    const bool boot = r.failed_at >= seq.size() && r.signature.rfind("boot", 0) == 0;
     RunReport last_failure = r;
-    const ShrinkResult s = Shrink(
+    const ShrinkResult s = boot ? ShrinkResult{ran, 0, true} : Shrink(
         ran,
         [&](const Sequence& candidate) {
           const RunReport c = RunOne(runner, candidate);

@@ -95,7 +95,8 @@ void QemuChecks(const LiveXml& x, const std::string& xml, const json& q, std::ve
     if (!ok) out->push_back("qemu: " + what);
   };
   for (const char* c : {"query-hotpluggable-cpus", "query-memory-devices", "query-block", "query-pci"})
-    if (!q.contains(c) || !q[c].is_array()) out->push_back(std::string("qemu: ") + c + " answered " + q.value(c, json()).dump());
+    if (!q.contains(c) || !q[c].is_array())
+      out->push_back(std::string("qemu: ") + c + " answered " + q.value(c, json()).dump());
   if (!out->empty()) return;
 
   size_t plugged = 0;

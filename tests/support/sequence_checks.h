@@ -2,7 +2,8 @@
 // (verb_model.h) and against what its QEMU reports. Pure: the runner (sequence_runner.h) asks
 // qlaunch and QEMU, these compare, and the unit tests feed them recorded answers.
 //
-// Against the model: the plugged vCPUs (<vcpu current>), <memory> (with the DIMM), the disk vdb, the NIC (by its MAC), the DIMM, the cdrom's medium.
+// Against the model: the plugged vCPUs (<vcpu current>), <memory> (with the DIMM), the disk vdb,
+// the NIC (by its MAC), the DIMM, the cdrom's medium.
 // Against QEMU:
 //   - <vcpu current> = the plugged entries of query-hotpluggable-cpus (those with a qom-path);
 //   - each <memory model='dimm'> = a dimm of query-memory-devices, by alias (QEMU's id) and size;

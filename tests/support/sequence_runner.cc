@@ -18,6 +18,7 @@
 #include "support/sequence_checks.h"
 #include "support/sequence_guest.h"
 #include "support/sequence_host.h"
+#include "support/sequence_run.h"
 
 namespace qlaunch::testing::seq {
 
@@ -27,87 +28,7 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
 
-namespace {
-
-constexpr uint64_t kPageMib = 2;
-
-// A check that failed: its name (the signature's second half) and what it saw.
-struct Failed {
-  std::string check, detail;
-};
-
-template <typename F>
-bool WaitFor(F&& ok, milliseconds limit, milliseconds every = milliseconds(200)) {
-  for (auto end = Clock::now() + limit;; std::this_thread::sleep_for(every)) {
-    if (ok()) return true;
-    if (Clock::now() >= end) return false;
-  }
-}
-
-std::string PidList(const std::vector<pid_t>& pids) {
-  std::string s;
-  for (pid_t p : pids) s += (s.empty() ? "" : " ") + std::to_string(p);
-  return "[" + s + "]";
-}
-
-// One run of one sequence: the real domain and what the runner knows of it.
-class Run {
- public:
-  Run(const RunnerHost& host, size_t n)
-      : host_(host), guest_(MakeSequenceGuest(host.boot, host.work / ("run-" + std::to_string(n)))) {}
-
-  RunReport Go(const Sequence& seq);
-
- private:
-  Env EnvOf(unsigned host) const {
-    return {{"QLAUNCH_STATE_DIR", (host == 0 ? host_.root_a : host_.root_b).string()},
-            {"QLAUNCH_CACHE_DIR", host_.cache.string()}};
-  }
-  RunResult Q(const std::vector<std::string>& args, unsigned host, milliseconds timeout = std::chrono::minutes(2)) {
-    last_ = RunQlaunch(args, EnvOf(host), timeout);
-    return last_;
-  }
-  HotplugGuest Console() const {
-    HotplugGuest g = guest_.boot;
-    g.serial = guest_.Console(console_);
-    return g;
-  }
-  uint64_t LastCount() const {
-    const std::vector<std::string> counts = Console().Reports("count");
-    return counts.empty() ? 0 : std::stoull(counts.back());
-  }
-
-  std::optional<Failed> Boot();
-  RunResult Exec(const Step& step, unsigned host);
-  RunResult Migrate(unsigned from);
-  std::optional<Failed> CheckStep(const Outcome& expected, const RunResult& r, const std::string& xml_before,
-                                  pid_t pid_before, uint64_t pages_before);
-  std::optional<Failed> CheckAll();
-  std::optional<Failed> CheckWhere();
-  std::optional<Failed> CheckHost();
-  std::optional<Failed> CheckGuest();
-  std::optional<Failed> CheckXml();
-  json Monitor(const std::string& command);
-  std::string LiveXml() { return Q({"dumpxml", kSequenceDomain}, model_.host).out; }
-  std::optional<Failed> CleanUp();
-  // The end of each host's last qemu.log, kept after each step and before each `list`, which
-  // clears the entry of a QEMU that died, its log with it.
-  void KeepQemuLogs();
-  std::string Logs() const;
-
-  const RunnerHost& host_;
-  SequenceGuest guest_;
-  ModelState model_ = InitialState();
-  RunResult last_;
-  unsigned console_ = 0;  // the console the guest writes to now
-  unsigned saves_ = 0, migrations_ = 0;
-  std::string sum_;
-  uint64_t last_count_ = 0;
-  pid_t pid_ = 0;
-  std::string qemu_logs_[2];
-};
-
-std::optional<Failed> Run::Boot() {
+std::optional<Failed> SequenceRun::Boot() {
   // QEMU (qlaunch-qemu) makes the destination's socket of a migration: in a directory it may write.
   const fs::path socks = guest_.dir / "sock";
   fs::create_directories(socks);
@@ -123,7 +44,7 @@ std::optional<Failed> Run::Boot() {
   return CheckAll();
 }
 
-RunResult Run::Migrate(unsigned from) {
+RunResult SequenceRun::Migrate(unsigned from) {
   const unsigned to = 1 - from, next_console = console_ + 1;
   RunResult live = Q({"dumpxml", kSequenceDomain}, from);
   if (live.exit_code != 0) return live;
@@ -142,7 +63,7 @@ RunResult Run::Migrate(unsigned from) {
   return moved;
 }
 
-RunResult Run::Exec(const Step& step, unsigned host) {
+RunResult SequenceRun::Exec(const Step& step, unsigned host) {
   const std::string name = kSequenceDomain;
   switch (step.op) {
     case Op::kSuspend: return Q({"suspend", name}, host);
@@ -175,162 +96,18 @@ RunResult Run::Exec(const Step& step, unsigned host) {
   return {};
 }
 
-json Run::Monitor(const std::string& command) {
-  RunResult r = Q({"qemu-monitor-command", kSequenceDomain, "{\"execute\":\"" + command + "\"}"}, model_.host);
-  const json j = json::parse(r.out, nullptr, false);
-  return j.is_object() && j.contains("return") ? j["return"] : json{{"error", r.Describe()}};
-}
-
-// Listed where the model says, in its state, and nowhere else.
-std::optional<Failed> Run::CheckWhere() {
-  KeepQemuLogs();  // before `list` clears the entry of a QEMU that died since the step
-  std::string seen[2];
-  for (unsigned h : {0u, 1u}) {
-    // A destination settles a moment after the source has reported the migration done.
-    WaitFor([&] {
-      RunResult r = Q({"list", "--json"}, h);
-      const json l = json::parse(r.out, nullptr, false);
-      seen[h] = r.exit_code == 0 && l.is_array() ? l.dump() : "(" + r.Describe() + ")";
-      if (h == model_.host && model_.Live() && l.is_array() && l.size() == 1) pid_ = l[0].value("pid", 0);
-      return seen[h].find("\"incoming\"") == std::string::npos && seen[h].find("\"migrating\"") == std::string::npos;
-    }, seconds(30));
-  }
-  const std::string host = model_.host == 0 ? "A" : "B";
-  if (!model_.Live()) {
-    if (seen[0] != "[]" || seen[1] != "[]")
-      return Failed{"listing", "the domain is " + std::string(LifeName(model_.life)) + ", yet A lists " + seen[0] +
-                                   " and B " + seen[1]};
-    return std::nullopt;
-  }
-  const json l = json::parse(seen[model_.host], nullptr, false);
-  if (!l.is_array() || l.size() != 1 || l[0].value("name", "") != kSequenceDomain ||
-      l[0].value("state", "") != LifeName(model_.life))
-    return Failed{"listing", "the model has it " + std::string(LifeName(model_.life)) + " on " + host + "; " + host +
-                                 " lists " + seen[model_.host]};
-  if (seen[1 - model_.host] != "[]") return Failed{"listing", "the other host lists " + seen[1 - model_.host]};
-  return std::nullopt;
-}
-
-// One QEMU (none when the domain is not live), nobody else holding its memfds, nothing else in the
-// state roots, and the pool's free pages what the domain's memfds leave.
-std::optional<Failed> Run::CheckHost() {
-  const std::vector<pid_t> want = model_.Live() ? std::vector<pid_t>{pid_} : std::vector<pid_t>{};
-  std::vector<pid_t> children, holders;
-  const bool settled = WaitFor([&] {
-    while (::waitpid(-1, nullptr, WNOHANG) > 0) {  // QEMUs that quit: the test is their subreaper
-    }
-    children = LiveChildren();
-    holders = PidsHoldingFd(std::string("memfd:qlaunch:") + kSequenceDomain + ":");
-    std::sort(children.begin(), children.end());
-    std::sort(holders.begin(), holders.end());
-    return children == want && holders == want;
-  }, seconds(10));
-  if (!settled)
-    return Failed{"leak", "QEMU " + PidList(want) + " expected; processes left to the test " + PidList(children) +
-                              ", holding the domain's memfds " + PidList(holders)};
-  for (unsigned h : {0u, 1u}) {
-    const std::vector<std::string> entries = RootEntries(h == 0 ? host_.root_a : host_.root_b);
-    const bool here = model_.Live() && h == model_.host;
-    if (entries != (here ? std::vector<std::string>{kSequenceDomain} : std::vector<std::string>{})) {
-      std::string list;
-      for (const std::string& e : entries) list += " " + e;
-      return Failed{"leak", std::string("state root of ") + (h == 0 ? "A" : "B") + " holds:" + list};
-    }
-  }
-  // QEMU 7.2's balloon gives no hugetlb page back (seen: 64 MiB ballooned, every page held).
-  const uint64_t expected = model_.Live() ? MemoryMib(model_) / kPageMib : 0;
-  HugepageUse use;
-  uint64_t free = 0, total = 0;
-  const bool balanced = WaitFor([&] {
-    use = HugepagesInUse(kSequenceDomain);
-    free = HugepagesFree();
-    total = HugepagesTotal();
-    return free + use.ours + use.others == total && use.ours == expected;
-  }, seconds(10));
-  if (!balanced)
-    return Failed{"hugepages", "pool " + std::to_string(total) + " pages, free " + std::to_string(free) +
-                                   ", held by the domain's memfds " + std::to_string(use.ours) + " (its memory: " +
-                                   std::to_string(expected) + "), by other hugetlb files " + std::to_string(use.others)};
-  return std::nullopt;
-}
-
-// Running: the guest counts on past its next sum of the buffer, and every sum on its console is
-// the first one. Paused: it does not count.
-std::optional<Failed> Run::CheckGuest() {
-  if (!model_.Live()) return std::nullopt;
-  const json status = Monitor("query-status");
-  if (status.value("status", "") != LifeName(model_.life))
-    return Failed{"qemu status", "QEMU says " + status.dump() + ", the model " + LifeName(model_.life)};
-  if (model_.life == Life::kPaused) {
-    const uint64_t before = LastCount();
-    std::this_thread::sleep_for(milliseconds(1200));
-    if (LastCount() != before)
-      return Failed{"counts while paused", "count " + std::to_string(before) + " -> " + std::to_string(LastCount())};
-    return std::nullopt;
-  }
-  // A new console (a migration's destination, a restore) has a first count after a moment. Then
-  // past the next multiple of kResumEvery: a resum of the buffer printed since this check began,
-  // on this console.
-  if (!WaitFor([&] { return LastCount() > 0; }, seconds(90), milliseconds(300)))
-    return Failed{"not counting", "no count on " + Console().serial.string() + " (last seen " +
-                                      std::to_string(last_count_) + ")"};
-  const uint64_t target = (LastCount() / kResumEvery + 1) * kResumEvery + 1;
-  if (!WaitFor([&] { return LastCount() >= target; }, seconds(90), milliseconds(300)))
-    return Failed{"not counting", "the guest's count stays at " + std::to_string(LastCount()) + " (waited for " +
-                                      std::to_string(target) + ")"};
-  if (LastCount() < last_count_)
-    return Failed{"not counting", "the count went back from " + std::to_string(last_count_) + " to " +
-                                      std::to_string(LastCount()) + ": the guest started again"};
-  last_count_ = LastCount();
-  for (const char* kind : {"sum", "resum"})
-    for (const std::string& s : Console().Reports(kind))
-      if (s != sum_)
-        return Failed{"memory", std::string(kind) + " " + s + " on " + Console().serial.string() +
-                                    ", the buffer's first sum was " + sum_};
-  if (Console().Reports("resum").empty()) return Failed{"memory", "no resum on " + Console().serial.string()};
-  return std::nullopt;
-}
-
-std::optional<Failed> Run::CheckXml() {
-  if (!model_.Live()) return std::nullopt;
-  const std::string xml = LiveXml();
-  json qemu = json::object();
-  for (const char* c : {"query-hotpluggable-cpus", "query-memory-devices", "query-block", "query-pci"}) qemu[c] = Monitor(c);
-  std::vector<std::string> problems = CompareLiveXml(xml, qemu, model_, guest_);
-  if (problems.empty()) {
-    // A running guest's driver takes the balloon where it was sent, in a moment; a paused one
-    // cannot, but its XML still says where the balloon is.
-    const ModelState* target = model_.life == Life::kRunning ? &model_ : nullptr;
-    std::string balloon;
-    if (!WaitFor([&] {
-          const json actual = Monitor("query-balloon");
-          balloon = CompareBalloon(LiveXml(), actual, target);
-          return balloon.empty();
-        }, seconds(30), milliseconds(500)))
-      problems.push_back(balloon);
-  }
-  if (problems.empty()) return std::nullopt;
-  std::string all;
-  for (const std::string& p : problems) all += "\n  " + p;
-  return Failed{"live xml", all.substr(3)};
-}
-
-std::optional<Failed> Run::CheckAll() {
-  for (auto check : {&Run::CheckWhere, &Run::CheckHost, &Run::CheckGuest, &Run::CheckXml})
-    if (std::optional<Failed> f = (this->*check)()) return f;
-  return std::nullopt;
-}
-
-std::optional<Failed> Run::CheckStep(const Outcome& expected, const RunResult& r, const std::string& xml_before,
+std::optional<Failed> SequenceRun::CheckStep(const Outcome& expected, const RunResult& r, const std::string& xml_before,
                                      pid_t pid_before, uint64_t pages_before) {
   if (expected.accepted && r.exit_code != 0) return Failed{"failed", "refused or failed though the model accepts it"};
   if (!expected.accepted && (r.exit_code != 1 || r.err.empty()))
-    return Failed{"not refused", "exit " + std::to_string(r.exit_code) + " though the model refuses it (" + expected.why + ")"};
+    return Failed{"not refused",
+                  "exit " + std::to_string(r.exit_code) + " though the model refuses it (" + expected.why + ")"};
   if (!expected.accepted && model_.Live()) {
     const std::string xml_after = LiveXml();
     if (xml_after != xml_before) return Failed{"refusal changed it", "the live XML changed:\n" + xml_after};
     CheckWhere();
-    if (pid_ != pid_before) return Failed{"refusal changed it", "QEMU pid " + std::to_string(pid_before) + " -> " + std::to_string(pid_)};
+    if (pid_ != pid_before)
+      return Failed{"refusal changed it", "QEMU pid " + std::to_string(pid_before) + " -> " + std::to_string(pid_)};
     const uint64_t pages = HugepagesInUse(kSequenceDomain).ours;
     if (pages != pages_before)
       return Failed{"refusal changed it", "its hugepages " + std::to_string(pages_before) + " -> " + std::to_string(pages)};
@@ -338,14 +115,14 @@ std::optional<Failed> Run::CheckStep(const Outcome& expected, const RunResult& r
   return std::nullopt;
 }
 
-void Run::KeepQemuLogs() {
+void SequenceRun::KeepQemuLogs() {
   for (unsigned h : {0u, 1u}) {
     const fs::path log = (h == 0 ? host_.root_a : host_.root_b) / kSequenceDomain / "qemu.log";
     if (fs::exists(log)) qemu_logs_[h] = Tail(log, 15);
   }
 }
 
-std::string Run::Logs() const {
+std::string SequenceRun::Logs() const {
   std::string out;
   for (unsigned h : {0u, 1u})
     if (!qemu_logs_[h].empty()) out += std::string("\n--- qemu.log on ") + (h == 0 ? "A" : "B") + ":\n" + qemu_logs_[h];
@@ -355,7 +132,7 @@ std::string Run::Logs() const {
 
 // Destroys the domain wherever it is and checks the host is as it was: nothing listed, no QEMU,
 // no memfd, empty state roots, every page back.
-std::optional<Failed> Run::CleanUp() {
+std::optional<Failed> SequenceRun::CleanUp() {
   for (unsigned h : {0u, 1u}) {
     RunResult l = Q({"list", "--json"}, h);
     if (l.out.find(kSequenceDomain) != std::string::npos) Q({"destroy", kSequenceDomain}, h);
@@ -382,7 +159,7 @@ std::optional<Failed> Run::CleanUp() {
   return f;
 }
 
-RunReport Run::Go(const Sequence& seq) {
+RunReport SequenceRun::Go(const Sequence& seq) {
   const auto t0 = Clock::now();
   RunReport rep;
   rep.steps = seq;
@@ -449,7 +226,6 @@ RunReport Run::Go(const Sequence& seq) {
   return rep;
 }
 
-}  // namespace
 
 std::string RunReport::Summary() const {
   std::ostringstream s;
@@ -465,7 +241,7 @@ std::string RunReport::Summary() const {
 }
 
 RunReport SequenceRunner::Run(const Sequence& seq) {
-  class Run run(host_, ++runs_);
+  SequenceRun run(host_, ++runs_);
   return run.Go(seq);
 }
 

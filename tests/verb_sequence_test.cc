@@ -15,8 +15,8 @@
 //   QLAUNCH_SEQ_MAX_LEN  steps per sequence at most (default 6; at least half of it)
 //   QLAUNCH_SEQ_SEED     the seed of the first sequence; sequence i has seed + i (default 169369)
 //   QLAUNCH_SEQ_STEPS    one given sequence instead ("setvcpus 2; attach-disk; save; restore")
-//   QLAUNCH_SEQ_BUDGET_S wall time after which no sequence or shrinking run starts (default 180;
-//                        under ASan 90; 0: none)
+//   QLAUNCH_SEQ_BUDGET_S wall time after which no sequence or shrinking run starts (default 150;
+//                        under ASan 60; 0: none)
 //   QLAUNCH_SEQ_SHRINK_RUNS  candidate runs per failure at most (default 16; 0: no shrinking)
 //   QLAUNCH_SEQ_SUMMARY  a file to write the summary to as JSON
 #include <cstdio>
@@ -45,9 +45,9 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t kPoolPages = 2 * (Limits{}.memory_mib + Limits{}.dimm_mib) / 2;
 
 #if defined(__SANITIZE_ADDRESS__)
-constexpr uint64_t kDefaultCount = 2, kDefaultBudgetS = 90;
+constexpr uint64_t kDefaultCount = 2, kDefaultBudgetS = 60;
 #else
-constexpr uint64_t kDefaultCount = 6, kDefaultBudgetS = 180;
+constexpr uint64_t kDefaultCount = 6, kDefaultBudgetS = 150;
 #endif
 
 uint64_t EnvNumber(const char* name, uint64_t fallback) {

@@ -8,8 +8,9 @@
 // Bounded for CI by default: 6 sequences of up to 6 steps from seed 169369, whose 27 steps use
 // every verb, refuse some, and chain migrate --local, save and restore; a hot-plugged vCPU and
 // migrate; a hot-plugged vCPU, save and restore (the chains of issue 34). About 2 minutes when
-// they pass; a failure's shrinking stops at the budget. Under ASan (every qlaunch run there costs
-// a few tenths of a second more, and a step makes dozens) the first 2 sequences only.
+// they pass; the failures are shrunk after all have run, until the budget is spent. Under ASan
+// (every qlaunch run there costs a few tenths of a second more, and a step makes dozens) the
+// first 2 sequences only.
 // scripts/soak runs the long form through the same test with:
 //   QLAUNCH_SEQ_COUNT    sequences to run (default 6; under ASan 2)
 //   QLAUNCH_SEQ_MAX_LEN  steps per sequence at most (default 6; at least half of it)
@@ -94,14 +95,16 @@ RunReport RunOne(SequenceRunner& runner, const Sequence& seq) {
   return runner.Run(seq);
 }
 
-// Runs `seqs` (seed, sequence) one after the other until the budget is spent, shrinks each
-// failure, and fails the test with every minimal sequence; returns the summary.
+// Runs `seqs` (seed, sequence) one after the other until the budget is spent, then shrinks each
+// failure with what is left of it (every sequence gets its run before any shrinking), and fails
+// the test with every minimal sequence; returns the summary.
 json RunAll(SequenceRunner& runner, const std::vector<std::pair<uint64_t, Sequence>>& seqs) {
   const uint64_t budget_s = EnvNumber("QLAUNCH_SEQ_BUDGET_S", kDefaultBudgetS);
   const uint64_t shrink_runs = EnvNumber("QLAUNCH_SEQ_SHRINK_RUNS", 16);
   const auto t0 = Clock::now();
   auto over_budget = [&] { return budget_s && Clock::now() - t0 >= std::chrono::seconds(budget_s); };
   json summary = {{"sequences", 0}, {"passed", 0}, {"verbs", json::object()}, {"failures", json::array()}};
+  std::vector<std::pair<uint64_t, RunReport>> failed;
   for (const auto& [seed, seq] : seqs) {
     if (over_budget()) {
       Say("budget of " + std::to_string(budget_s) + " s spent: " + std::to_string(summary["sequences"].get<int>()) +
@@ -109,25 +112,25 @@ json RunAll(SequenceRunner& runner, const std::vector<std::pair<uint64_t, Sequen
       break;
     }
     Say("seed " + std::to_string(seed) + ": " + SequenceText(seq));
-    const RunReport r = RunOne(runner, seq);
+    RunReport r = RunOne(runner, seq);
     summary["sequences"] = summary["sequences"].get<int>() + 1;
     for (const auto& [verb, n] : r.verbs) summary["verbs"][verb] = summary["verbs"].value(verb, 0) + n;
     Say("seed " + std::to_string(seed) + ": " + r.Summary());
-    if (r.passed) {
-      summary["passed"] = summary["passed"].get<int>() + 1;
-      continue;
-    }
+    if (r.passed) summary["passed"] = summary["passed"].get<int>() + 1;
+    else failed.emplace_back(seed, std::move(r));
+  }
+  for (const auto& [seed, r] : failed) {
     // Steps after the failing one never ran: shrinking starts from what did. A guest that did
     // not boot has nothing to do with its steps: it is not shrunk.
-    Sequence ran = seq;
+    Sequence ran = r.steps;
     if (r.failed_at < ran.size()) ran.resize(r.failed_at + 1);
-    const bool boot = r.failed_at >= seq.size() && r.signature.rfind("boot", 0) == 0;
+    const bool boot = r.failed_at >= r.steps.size() && r.signature.rfind("boot", 0) == 0;
     RunReport last_failure = r;
     const ShrinkResult s = boot ? ShrinkResult{ran, 0, true} : Shrink(
         ran,
         [&](const Sequence& candidate) {
           const RunReport c = RunOne(runner, candidate);
-          Say("  shrinking: " + SequenceText(candidate) + " -> " + c.Summary());
+          Say("  shrinking seed " + std::to_string(seed) + ": " + SequenceText(candidate) + " -> " + c.Summary());
           if (c.signature != r.signature) return false;
           last_failure = c;
           return true;
@@ -137,12 +140,12 @@ json RunAll(SequenceRunner& runner, const std::vector<std::pair<uint64_t, Sequen
     Say("seed " + std::to_string(seed) + ": minimal" + (s.complete ? "" : " so far (shrinking stopped)") + " after " +
         std::to_string(s.runs) + " runs: " + minimal);
     summary["failures"].push_back({{"seed", seed},
-                                   {"sequence", SequenceText(seq)},
+                                   {"sequence", SequenceText(r.steps)},
                                    {"signature", r.signature},
                                    {"minimal", minimal},
                                    {"minimal_complete", s.complete},
                                    {"cause", last_failure.failure}});
-    ADD_FAILURE() << "sequence of seed " << seed << " failed [" << r.signature << "]: " << SequenceText(seq)
+    ADD_FAILURE() << "sequence of seed " << seed << " failed [" << r.signature << "]: " << SequenceText(r.steps)
                   << "\nminimal sequence" << (s.complete ? "" : " so far") << ": " << minimal << "\n"
                   << last_failure.failure;
   }

@@ -2,11 +2,14 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <optional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -71,6 +74,57 @@ std::optional<Record> RecordedElsewhere(const fs::path& domain_dir, uint64_t dev
   return std::nullopt;
 }
 
+// The original owner kept on the file itself (trusted.* attributes, root's), with how many domains
+// use it, as libvirt's remember_owner keeps it: a domain on another state root, or another host
+// on shared storage (a migration's two ends), then finds the owner to give back, and only the
+// last of them gives it back. Where the filesystem keeps no such attributes, the records of the
+// state root alone decide (RecordedElsewhere).
+constexpr const char* kOwnerAttr = "trusted.qlaunch.owner";  // "UID:GID:MODE" (mode in octal)
+constexpr const char* kRefsAttr = "trusted.qlaunch.refs";    // "N"
+
+struct Remembered {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  mode_t mode = 0;
+  unsigned refs = 0;
+};
+
+std::optional<std::string> GetAttr(const std::string& path, const char* name) {
+  char buf[64];
+  const ssize_t n = ::getxattr(path.c_str(), name, buf, sizeof buf - 1);
+  if (n < 0) return std::nullopt;
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+std::optional<Remembered> ReadRemembered(const std::string& path) {
+  const auto owner = GetAttr(path, kOwnerAttr), refs = GetAttr(path, kRefsAttr);
+  if (!owner || !refs) return std::nullopt;
+  Remembered m;
+  unsigned long uid = 0, gid = 0, mode = 0, n = 0;
+  if (std::sscanf(owner->c_str(), "%lu:%lu:%lo", &uid, &gid, &mode) != 3 || std::sscanf(refs->c_str(), "%lu", &n) != 1)
+    return std::nullopt;
+  m.uid = static_cast<uid_t>(uid);
+  m.gid = static_cast<gid_t>(gid);
+  m.mode = static_cast<mode_t>(mode);
+  m.refs = static_cast<unsigned>(n);
+  return m;
+}
+
+// False where the filesystem keeps no trusted attributes (the state root's records then decide).
+bool WriteRemembered(const std::string& path, const Remembered& m) {
+  char owner[64];
+  std::snprintf(owner, sizeof owner, "%lu:%lu:%lo", static_cast<unsigned long>(m.uid),
+                static_cast<unsigned long>(m.gid), static_cast<unsigned long>(m.mode));
+  const std::string refs = std::to_string(m.refs);
+  return ::setxattr(path.c_str(), kOwnerAttr, owner, std::strlen(owner), 0) == 0 &&
+         ::setxattr(path.c_str(), kRefsAttr, refs.data(), refs.size(), 0) == 0;
+}
+
+void Forget(const std::string& path) {
+  (void)::removexattr(path.c_str(), kRefsAttr);
+  (void)::removexattr(path.c_str(), kOwnerAttr);
+}
+
 [[noreturn]] void Fail(const LabelTarget& t, const std::string& message) {
   Diagnostic d = t.where;
   d.message = message;
@@ -129,9 +183,17 @@ void RelabelForQemu(const std::vector<LabelTarget>& targets, const QemuUser& use
       bool mine = false;
       for (const Record& have : records) mine |= have.dev == r.dev && have.ino == r.ino;
       if (!mine) {
-        // Shared with a running domain: its record holds the owner to give back, not the
-        // current one (which is already QEMU's user).
-        if (auto other = RecordedElsewhere(domain_dir, r.dev, r.ino)) r = *other;
+        // Shared with a running domain (on this state root, another, or another host): the owner
+        // to give back is the one it recorded, not the current one (already QEMU's user).
+        if (auto m = ReadRemembered(r.path)) {
+          r.uid = m->uid, r.gid = m->gid, r.mode = m->mode;
+          ++m->refs;
+          WriteRemembered(r.path, *m);
+        } else {
+          const std::optional<Record> other = RecordedElsewhere(domain_dir, r.dev, r.ino);
+          if (other) r = *other;  // recorded before the file kept its owner: the records decide
+          else WriteRemembered(r.path, {r.uid, r.gid, r.mode, 1});
+        }
         records.push_back(r);
         WriteRecords(domain_dir, records);  // before the chown: a SIGKILL now still restores
       }
@@ -157,10 +219,19 @@ namespace {
 // Gives the file of `r` its recorded owner and mode back, unless another domain still uses it
 // or the path is another file now.
 void Restore(const fs::path& domain_dir, const Record& r) {
-  if (RecordedElsewhere(domain_dir, r.dev, r.ino)) return;  // another domain still uses it
   struct stat st {};
   if (::stat(r.path.c_str(), &st) != 0) return;
   if (static_cast<uint64_t>(st.st_dev) != r.dev || static_cast<uint64_t>(st.st_ino) != r.ino) return;
+  if (auto m = ReadRemembered(r.path)) {
+    if (m->refs > 1) {  // another domain, here or elsewhere, still uses it
+      --m->refs;
+      WriteRemembered(r.path, *m);
+      return;
+    }
+    Forget(r.path);
+  } else if (RecordedElsewhere(domain_dir, r.dev, r.ino)) {
+    return;  // another domain on this state root still uses it
+  }
   (void)!::chown(r.path.c_str(), r.uid, r.gid);
   (void)!::chmod(r.path.c_str(), r.mode);
 }

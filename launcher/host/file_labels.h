@@ -8,6 +8,10 @@
 // SIGKILLed qlaunch or QEMU: all of them go through RemoveDomainDir, under the lock) puts them
 // back. A file that another domain's labels.json also holds (a shared read-only image) keeps
 // its label until the last of them goes; the first recording is the original that is restored.
+// The original owner is also kept on the file itself (trusted.qlaunch.owner, with a count of the
+// domains that use it in trusted.qlaunch.refs), as libvirt's remember_owner does: a domain on
+// another state root or host (a migration's destination, on shared storage) finds the owner to
+// give back there, and the source's release after the migration leaves the file to it.
 #pragma once
 
 #include <filesystem>

@@ -20,6 +20,7 @@
 #include "launcher/host/qemu_user.h"
 #include "launcher/host/qmp_listener.h"
 #include "launcher/lifecycle/domain_session.h"
+#include "launcher/lifecycle/domain_xml.h"
 #include "launcher/lifecycle/incoming.h"
 #include "launcher/lifecycle/migration_poll.h"
 #include "launcher/lifecycle/migration_settings.h"
@@ -66,6 +67,11 @@ LocalSwapReport SwapQemu(const StateDir& state, const LocalSwapOptions& o) {
   LocalSwapReport r;
   r.name = o.name;
   StartInterrupt interrupt;
+  // The new QEMU is planned from the live XML, as a migration destination is: every device at the
+  // address the running QEMU has it. Planned from the running definition, a device attached since
+  // (last in <devices>) took an earlier slot than the devices implied after it, and the new QEMU
+  // could not load the old one's state (its own QMP session, closed before the one below).
+  const std::string live_xml = LiveDomainXmlOf(state, o.name, Verb::kMigrate);
   DomainSession old = OpenDomainSession(state, o.name, Verb::kMigrate, timeout);
   r.old_pid = old.qemu.pid;
   const fs::path dir = state.DomainDir(o.name);
@@ -73,8 +79,8 @@ LocalSwapReport SwapQemu(const StateDir& state, const LocalSwapOptions& o) {
   if (fs::exists(dir / "events.sock", ec))
     throw std::runtime_error(Refused(o.name, "runs under `qlaunch run`, whose supervisor watches this QEMU"));
 
-  // --- the new QEMU's plan: the running definition, qlaunch's memfds on the planned fds --------
-  domain::DomainDef def = domain::ParseDomainFile(RunningXmlPath(dir).string());
+  // --- the new QEMU's plan: the live XML, qlaunch's memfds on the planned fds -------------------
+  domain::DomainDef def = domain::ParseDomainXml(live_xml, RunningXmlPath(dir).string() + " (live)");
   // A log file (serial, console, channel) goes on in the same file: the new QEMU appends to what
   // the old one wrote instead of truncating it. The running XML is left as the user wrote it.
   for (domain::CharDev& c : def.devices.chardevs)
@@ -210,7 +216,13 @@ LocalSwapReport SwapQemu(const StateDir& state, const LocalSwapOptions& o) {
 
   // --- the domain is the new QEMU's from here on ------------------------------------------------
   state.WithLock([&] {
-    AtomicWrite(dir / "plan.json", qemu::ToJson(plan).dump(2) + "\n");
+    // The device records name elements of the running definition by line, which the live XML's
+    // lines are not: they stay as they were (the devices are the same).
+    json plan_json = qemu::ToJson(plan);
+    const json was = json::parse(ReadSmallFile(dir / "plan.json").value_or("{}"), nullptr, false);
+    for (const char* k : {"devices", "memory_devices", "node_index"})
+      if (was.is_object() && was.contains(k)) plan_json[k] = was[k];
+    AtomicWrite(dir / "plan.json", plan_json.dump(2) + "\n");
     fs::rename(dir / "qmp-swap.sock", dir / "qmp.sock");
     AtomicWrite(dir / "pid.start", std::to_string(fresh->ref().start_time) + "\n");
     AtomicWrite(dir / "pid", std::to_string(fresh->pid()) + "\n");

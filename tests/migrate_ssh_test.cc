@@ -5,7 +5,9 @@
 // migration that breaks half-way (the destination's QEMU killed, or SIGINT to migrate) leaves the
 // source running and nothing of the destination prepared over ssh (the guest's memory filled with
 // random bytes and the bandwidth capped at 1 MiB/s, so the copy lasts long enough to break it).
-// Also `start -`: the XML from stdin, its errors naming <stdin>.
+// Also `start -`: the XML from stdin, its errors naming <stdin>. And the confirm: a destination that
+// dies once the stream is in, before it answers over ssh.
+// Over 400 lines for a reason: the private sshd and the slow-migration set-up are this file's own.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>

@@ -1,3 +1,4 @@
+// Over 400 lines for a reason: the one SmallDomain XML and the host checks every launch test shares.
 #include "support/launch_env.h"
 
 #include <grp.h>

@@ -20,6 +20,8 @@
 //                        under ASan 60; 0: none)
 //   QLAUNCH_SEQ_SHRINK_RUNS  candidate runs per failure at most (default 16; 0: no shrinking)
 //   QLAUNCH_SEQ_SUMMARY  a file to write the summary to as JSON
+//   QLAUNCH_SEQ_DOMAIN   the domain's name (default seq), QLAUNCH_SEQ_POOL_HELD=1 the pool sized and
+//                        locked by the caller: workers side by side (scripts/soak)
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -56,6 +58,10 @@ uint64_t EnvNumber(const char* name, uint64_t fallback) {
   return v && *v ? std::strtoull(v, nullptr, 0) : fallback;
 }
 
+// QLAUNCH_SEQ_POOL_HELD=1 (scripts/soak with workers side by side): the caller holds the pool's
+// lock and sized it for every worker; a sequence neither resizes nor locks it.
+bool PoolHeld() { return EnvNumber("QLAUNCH_SEQ_POOL_HELD", 0) != 0; }
+
 void Say(const std::string& line) {
   std::printf("[ sequence ] %s\n", line.c_str());
   std::fflush(stdout);
@@ -69,7 +75,12 @@ class VerbSequenceTest : public LaunchTest {
     if (std::string why = WhyNoHugepageQemu72(); !why.empty()) GTEST_SKIP() << why;
     boot_ = MakeSequenceBoot(tmp() / "boot");
     if (!boot_.missing.empty()) GTEST_SKIP() << boot_.missing;
-    if (HugepagePool pool = HugepagePool::Exactly(kPoolPages); !pool.ok()) GTEST_SKIP() << pool.error();
+    if (PoolHeld()) {
+      if (HugepagesTotal() < kPoolPages)
+        FAIL() << "QLAUNCH_SEQ_POOL_HELD: the pool holds " << HugepagesTotal() << " pages, a sequence needs " << kPoolPages;
+    } else if (HugepagePool pool = HugepagePool::Exactly(kPoolPages); !pool.ok()) {
+      GTEST_SKIP() << pool.error();
+    }
     OtherHost("b");  // TearDown clears it too
     fs::create_directories(OtherStateDir("b"));
   }
@@ -83,6 +94,7 @@ class VerbSequenceTest : public LaunchTest {
 // One sequence on the test pool, sized and locked for that sequence alone: a soak of hours lets
 // the other tests of the machine (who wait for the pool's lock) run between its sequences.
 RunReport RunOne(SequenceRunner& runner, const Sequence& seq) {
+  if (PoolHeld()) return runner.Run(seq);
   HugepagePool pool = HugepagePool::Exactly(kPoolPages);
   if (!pool.ok()) {
     RunReport r;

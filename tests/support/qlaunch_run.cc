@@ -29,7 +29,11 @@ std::string TempFile(const char* tag) {
 
 }  // namespace
 
-std::string QlaunchBinary() { return std::string(QLAUNCH_BINARY_DIR) + "/qlaunch"; }
+// QLAUNCH_TEST_QLAUNCH: another qlaunch binary (scripts/soak runs a copy, so that the build may go on).
+std::string QlaunchBinary() {
+  const char* other = std::getenv("QLAUNCH_TEST_QLAUNCH");
+  return other && *other ? std::string(other) : std::string(QLAUNCH_BINARY_DIR) + "/qlaunch";
+}
 
 std::string RunResult::Describe() const {
   std::string s = timed_out ? "timed out" : signal ? "killed by signal " + std::to_string(signal)

@@ -1,5 +1,6 @@
 #include "support/sequence_guest.h"
 
+#include <cstdlib>
 #include <fstream>
 
 #include "support/launch_env.h"
@@ -25,6 +26,14 @@ std::string DiskXml(const std::string& device, const fs::path& file, const std::
 
 }  // namespace
 
+const std::string& SequenceDomain() {
+  static const std::string name = [] {
+    const char* v = std::getenv("QLAUNCH_SEQ_DOMAIN");
+    return std::string(v && *v ? v : "seq");
+  }();
+  return name;
+}
+
 fs::path SequenceGuest::Console(unsigned n) const { return dir / ("console-" + std::to_string(n) + ".log"); }
 
 fs::path SequenceGuest::Image(unsigned media) const {
@@ -49,7 +58,7 @@ std::string SequenceGuest::DomainXml() const {
   const Limits l;
   const std::string mib = "' unit='MiB'";
   // memhp_default_state=online_movable: the guest onlines a DIMM where it can give it back.
-  return std::string("<domain type='qemu'>\n  <name>") + kSequenceDomain + "</name>\n" +
+  return std::string("<domain type='qemu'>\n  <name>") + SequenceDomain() + "</name>\n" +
          "  <maxMemory slots='1" + mib + ">1024</maxMemory>\n  <memory unit='MiB'>" + std::to_string(l.memory_mib) +
          "</memory>\n  <memoryBacking><hugepages/><source type='memfd'/><access mode='shared'/></memoryBacking>\n" +
          "  <vcpu placement='static' current='1'>" + std::to_string(l.max_vcpus) + "</vcpu>\n" +

@@ -16,7 +16,9 @@
 
 namespace qlaunch::testing::seq {
 
-inline constexpr const char* kSequenceDomain = "seq";
+// The domain's name: "seq", or QLAUNCH_SEQ_DOMAIN's (scripts/soak runs workers side by side, each
+// its own domain: its memfds, state entries and hugepage count are told apart by the name).
+const std::string& SequenceDomain();
 inline constexpr const char* kCdromTarget = "hdc";
 inline constexpr const char* kNicMac = "52:54:00:5e:71:01";
 inline constexpr unsigned kBufferMib = 32;  // the guest's random buffer

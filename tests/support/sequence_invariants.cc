@@ -30,7 +30,7 @@ std::string PidList(const std::vector<pid_t>& pids) {
 }  // namespace
 
 json SequenceRun::Monitor(const std::string& command) {
-  RunResult r = Q({"qemu-monitor-command", kSequenceDomain, "{\"execute\":\"" + command + "\"}"}, model_.host);
+  RunResult r = Q({"qemu-monitor-command", SequenceDomain(), "{\"execute\":\"" + command + "\"}"}, model_.host);
   const json j = json::parse(r.out, nullptr, false);
   return j.is_object() && j.contains("return") ? j["return"] : json{{"error", r.Describe()}};
 }
@@ -57,7 +57,7 @@ std::optional<Failed> SequenceRun::CheckWhere() {
     return std::nullopt;
   }
   const json l = json::parse(seen[model_.host], nullptr, false);
-  if (!l.is_array() || l.size() != 1 || l[0].value("name", "") != kSequenceDomain ||
+  if (!l.is_array() || l.size() != 1 || l[0].value("name", "") != SequenceDomain() ||
       l[0].value("state", "") != LifeName(model_.life))
     return Failed{"listing", "the model has it " + std::string(LifeName(model_.life)) + " on " + host + "; " + host +
                                  " lists " + seen[model_.host]};
@@ -74,7 +74,7 @@ std::optional<Failed> SequenceRun::CheckHost() {
     while (::waitpid(-1, nullptr, WNOHANG) > 0) {  // QEMUs that quit: the test is their subreaper
     }
     children = LiveChildren();
-    holders = PidsHoldingFd(std::string("memfd:qlaunch:") + kSequenceDomain + ":");
+    holders = PidsHoldingFd(std::string("memfd:qlaunch:") + SequenceDomain() + ":");
     std::sort(children.begin(), children.end());
     std::sort(holders.begin(), holders.end());
     return children == want && holders == want;
@@ -85,7 +85,7 @@ std::optional<Failed> SequenceRun::CheckHost() {
   for (unsigned h : {0u, 1u}) {
     const std::vector<std::string> entries = RootEntries(h == 0 ? host_.root_a : host_.root_b);
     const bool here = model_.Live() && h == model_.host;
-    if (entries != (here ? std::vector<std::string>{kSequenceDomain} : std::vector<std::string>{})) {
+    if (entries != (here ? std::vector<std::string>{SequenceDomain()} : std::vector<std::string>{})) {
       std::string list;
       for (const std::string& e : entries) list += " " + e;
       return Failed{"leak", std::string("state root of ") + (h == 0 ? "A" : "B") + " holds:" + list};
@@ -96,7 +96,7 @@ std::optional<Failed> SequenceRun::CheckHost() {
   HugepageUse use;
   uint64_t free = 0, total = 0;
   const bool balanced = WaitFor([&] {
-    use = HugepagesInUse(kSequenceDomain);
+    use = HugepagesInUse(SequenceDomain());
     free = HugepagesFree();
     total = HugepagesTotal();
     return free + use.ours + use.others == total && use.ours == expected;

@@ -71,7 +71,7 @@ class SequenceRun {
   std::optional<Failed> CheckGuest();
   std::optional<Failed> CheckXml();
   nlohmann::json Monitor(const std::string& command);
-  std::string LiveXml() { return Q({"dumpxml", kSequenceDomain}, model_.host).out; }
+  std::string LiveXml() { return Q({"dumpxml", SequenceDomain()}, model_.host).out; }
   std::optional<Failed> CleanUp();
   // The end of each host's last qemu.log, kept after each step and before each `list`, which
   // clears the entry of a QEMU that died, its log with it.

@@ -46,7 +46,7 @@ std::optional<Failed> SequenceRun::Boot() {
 
 RunResult SequenceRun::Migrate(unsigned from) {
   const unsigned to = 1 - from, next_console = console_ + 1;
-  RunResult live = Q({"dumpxml", kSequenceDomain}, from);
+  RunResult live = Q({"dumpxml", SequenceDomain()}, from);
   if (live.exit_code != 0) return live;
   // The destination's QEMU writes a console of its own: its reports are the moved guest's.
   std::string xml = live.out;
@@ -58,13 +58,13 @@ RunResult SequenceRun::Migrate(unsigned from) {
   const std::string uri = "unix:" + (guest_.dir / "sock" / ("mig-" + std::to_string(migrations_) + ".sock")).string();
   RunResult incoming = Q({"start", "--incoming", uri, "--json", dest.string()}, to);
   if (incoming.exit_code != 0) return incoming;
-  RunResult moved = Q({"migrate", kSequenceDomain, uri, "--live", "--json"}, from, std::chrono::minutes(5));
+  RunResult moved = Q({"migrate", SequenceDomain(), uri, "--live", "--json"}, from, std::chrono::minutes(5));
   if (moved.exit_code == 0) console_ = next_console;
   return moved;
 }
 
 RunResult SequenceRun::Exec(const Step& step, unsigned host) {
-  const std::string name = kSequenceDomain;
+  const std::string name = SequenceDomain();
   switch (step.op) {
     case Op::kSuspend: return Q({"suspend", name}, host);
     case Op::kResume: return Q({"resume", name}, host);
@@ -108,7 +108,7 @@ std::optional<Failed> SequenceRun::CheckStep(const Outcome& expected, const RunR
     CheckWhere();
     if (pid_ != pid_before)
       return Failed{"refusal changed it", "QEMU pid " + std::to_string(pid_before) + " -> " + std::to_string(pid_)};
-    const uint64_t pages = HugepagesInUse(kSequenceDomain).ours;
+    const uint64_t pages = HugepagesInUse(SequenceDomain()).ours;
     if (pages != pages_before)
       return Failed{"refusal changed it", "its hugepages " + std::to_string(pages_before) + " -> " + std::to_string(pages)};
   }
@@ -117,7 +117,7 @@ std::optional<Failed> SequenceRun::CheckStep(const Outcome& expected, const RunR
 
 void SequenceRun::KeepQemuLogs() {
   for (unsigned h : {0u, 1u}) {
-    const fs::path log = (h == 0 ? host_.root_a : host_.root_b) / kSequenceDomain / "qemu.log";
+    const fs::path log = (h == 0 ? host_.root_a : host_.root_b) / SequenceDomain() / "qemu.log";
     if (fs::exists(log)) qemu_logs_[h] = Tail(log, 15);
   }
 }
@@ -135,7 +135,7 @@ std::string SequenceRun::Logs() const {
 std::optional<Failed> SequenceRun::CleanUp() {
   for (unsigned h : {0u, 1u}) {
     RunResult l = Q({"list", "--json"}, h);
-    if (l.out.find(kSequenceDomain) != std::string::npos) Q({"destroy", kSequenceDomain}, h);
+    if (l.out.find(SequenceDomain()) != std::string::npos) Q({"destroy", SequenceDomain()}, h);
   }
   model_.life = Life::kGone;
   std::optional<Failed> f = CheckHost();
@@ -183,7 +183,7 @@ RunReport SequenceRun::Go(const Sequence& seq) {
       const bool live = model_.Live();
       const std::string xml_before = live && !expected.accepted ? LiveXml() : "";
       const pid_t pid_before = pid_;
-      const uint64_t pages_before = live && !expected.accepted ? HugepagesInUse(kSequenceDomain).ours : 0;
+      const uint64_t pages_before = live && !expected.accepted ? HugepagesInUse(SequenceDomain()).ours : 0;
       const unsigned host = model_.host;
       const RunResult r = Exec(step, host);
       KeepQemuLogs();

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
@@ -19,7 +20,9 @@
 #include "domain/parse_fragment.h"
 #include "launcher/host/device_host.h"
 #include "launcher/host/file_labels.h"
+#include "launcher/host/qemu_memfds.h"
 #include "launcher/host/qemu_user.h"
+#include "launcher/host/state_dir.h"
 #include "launcher/lifecycle/domain_session.h"
 #include "launcher/lifecycle/inputs.h"
 #include "launcher/lifecycle/media_record.h"
@@ -87,6 +90,15 @@ void FinishDetach(const StateDir& state, const fs::path& dir, qemu::QmpClient& q
   if (const json mem = change.value("memory", json()); mem.is_object()) {
     // A memory device: its element by line (a DIMM of the start has no element in its record),
     // its backend and device in plan.json, and <memory> without it.
+    // A DIMM QEMU was started with keeps its inherited memfd open after object-del: its pages
+    // go back to the pool here (the fd set of one attached at run time was closed already).
+    if (const std::string memdev = mem.value("memdev", ""); !memdev.empty())
+      if (const std::optional<ProcessRef> qemu = ReadProcessRef(dir / "pid", dir / "pid.start")) try {
+          ReleaseUnmappedMemfd(qemu->pid, dir.filename().string(), memdev);
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "qlaunch: warning: %s: the memory of %s stays held until QEMU ends: %s\n",
+                       dir.filename().c_str(), id.c_str(), e.what());
+        }
     CommitDetach(&st, "memory", mem.value("line", 0));
     CommitMemoryDevices(&st, json(), json(), id, mem.value("memdev", ""), mem.value("memory_bytes_after", uint64_t{0}));
   } else {

@@ -187,5 +187,27 @@ TEST_F(VerbSequenceTest, SeededSequencesKeepTheGuest) {
   EXPECT_GT(summary["sequences"].get<int>(), 0) << "no sequence ran within the budget";
 }
 
+// The minimal sequences soaks found (scripts/soak), each once broken and fixed: a regression test
+// each, run as the soak ran it.
+TEST_F(VerbSequenceTest, SequencesSoaksFoundKeepTheGuest) {
+  const std::pair<const char*, const char*> found[] = {
+      // A DIMM QEMU was started with (restore, migrate --local, a migration's destination) kept
+      // its inherited memfd, every page held, after detach-device.
+      {"attach-dimm; save; restore; detach-dimm", "the DIMM's pages back after its detach"},
+      // QEMU 7.2 under TCG aborted at the second plug ("tcg_register_thread: assertion failed"),
+      // or died of a corrupted heap at a save after the unplug: the unplug is refused.
+      {"setvcpus 2; setvcpus 1; setvcpus 2; save; restore", "no vCPU unplug under TCG"},
+  };
+  SequenceRunner runner = Runner();
+  for (const auto& [steps, what] : found) {
+    std::string error;
+    const std::optional<Sequence> seq = ParseSequence(steps, &error);
+    ASSERT_TRUE(seq.has_value()) << steps << ": " << error;
+    const RunReport r = RunOne(runner, Normalized(*seq));
+    Say(std::string(steps) + ": " + r.Summary());
+    EXPECT_TRUE(r.passed) << steps << " (" << what << "): " << r.failure;
+  }
+}
+
 }  // namespace
 }  // namespace qlaunch::testing

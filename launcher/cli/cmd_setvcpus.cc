@@ -46,7 +46,8 @@ void AddSetvcpusCommand(CLI::App& app, CommandAction* action) {
       "thread and guest cell, id vcpu<N>; device_del of the last ones, waiting for the guest to let\n"
       "go. COUNT is at most the domain's <vcpu> and, going down, at least its <vcpu current> at start\n"
       "(those vCPUs stay). Start a domain with <vcpu current='2'>8</vcpu> to have room to grow.\n"
-      "dominfo and dumpxml show the vCPUs that run.\n"
+      "dominfo and dumpxml show the vCPUs that run. Unplugging is refused under TCG: QEMU keeps an\n"
+      "unplugged vCPU's translator state there, and the next plug or save loses the guest.\n"
       "Example: qlaunch setvcpus vm1 4");
   sub->add_option("NAME", o->set.name, "the domain's <name>")->required();
   sub->add_option("COUNT", o->set.count, "the number of vCPUs to run")->required();

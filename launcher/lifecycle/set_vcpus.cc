@@ -64,6 +64,15 @@ SetVcpusResult SetVcpus(const StateDir& state, const SetVcpusOptions& o) {
   r.before = qemu::PluggedCount(cpus);
   CommitVcpus(&st, boot, r.before);
   const qemu::VcpuChange plan = qemu::PlanSetVcpus(cpus, boot, o.count);
+  // Under TCG QEMU keeps an unplugged vCPU's translator state: the next plug aborts QEMU
+  // ("tcg_register_thread: assertion failed: (n < tcg_max_ctxs)") and a save after it dies of a
+  // corrupted heap (QEMU 7.2; libvirt's setvcpus loses the guest the same way). Refused before
+  // anything is sent.
+  if (!plan.remove.empty() && !s.qmp->Execute("query-kvm", nullptr, o.qmp_timeout).value("enabled", false))
+    throw std::runtime_error("setvcpus " + o.name + ": QEMU cannot unplug a vCPU of a guest it runs under TCG and keep "
+                             "the guest (a later plug aborts QEMU, a save corrupts its heap); the domain runs " +
+                             std::to_string(r.before) + " vCPUs as before. Under KVM unplug works; under TCG start "
+                             "the domain again with fewer vCPUs");
 
   std::vector<std::string> added;
   for (const qemu::QmpCommand& c : plan.add) {

@@ -132,7 +132,8 @@ Outcome Apply(const ModelState& before, const Step& step, const Limits& limits) 
     case Op::kResume: m.life = Life::kRunning; break;
     case Op::kSetvcpus:
       if (step.arg < 1 || step.arg > limits.max_vcpus) return Refused(m, "vCPU count out of range");
-      if (paused && step.arg < m.vcpus) return Unmodelled(m);
+      // The guest runs under TCG, where QEMU cannot unplug a vCPU and keep the guest.
+      if (step.arg < m.vcpus) return Refused(m, "no vCPU unplug under TCG");
       m.vcpus = step.arg;
       break;
     case Op::kSetmem:

@@ -26,11 +26,14 @@ std::vector<CompletionCommand> RealModel() {
 
 // What bash's completion offers for `words` (the last one is the word being completed).
 std::set<std::string> Complete(const std::vector<std::string>& words) {
-  static const std::string script = [] {
+  // Written once per test process, and removed at its exit: nothing is left in /tmp.
+  struct ScriptFile {
     std::string path = std::filesystem::temp_directory_path() / ("qlaunch-completion-" + std::to_string(getpid()));
-    std::ofstream(path) << BashCompletionScript("qlaunch", RealModel());
-    return path;
-  }();
+    ScriptFile() { std::ofstream(path) << BashCompletionScript("qlaunch", RealModel()); }
+    ~ScriptFile() { std::filesystem::remove(path); }
+  };
+  static const ScriptFile file;
+  const std::string& script = file.path;
   std::string line = "source " + script + "; COMP_WORDS=(";
   for (const auto& w : words) line += "'" + w + "' ";
   line += "); COMP_CWORD=" + std::to_string(words.size() - 1) + "; _qlaunch; printf '%s\\n' \"${COMPREPLY[@]}\"";

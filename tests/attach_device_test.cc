@@ -333,6 +333,21 @@ TEST_F(AttachDeviceTest, AChangeCutShortIsFinishedByTheNextCommand) {
   EXPECT_FALSE(fs::exists(DomainStateDir(kName) / "change.json"));
 }
 
+// QEMU dying in the middle of an attach (killed just before its device_add): the error says the
+// domain ended with it, not that it is unchanged; nothing is left (no state, the image's owner back).
+TEST_F(AttachDeviceTest, AQemuThatDiesDuringAnAttachIsReportedAsEnded) {
+  RunResult started = Qlaunch({"start", xml_});
+  ASSERT_EQ(started.exit_code, 0) << started.Describe();
+  RunResult r = Qlaunch({"attach-device", kName, File("sdb")}, {{"QLAUNCH_HOTPLUG_FAULT", "qemu-dies"}});
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_NE(r.err.find("; QEMU has ended, and the domain with it (its log: "), std::string::npos) << r.Describe();
+  EXPECT_EQ(r.err.find("unchanged"), std::string::npos) << r.Describe();
+  RunResult list = Qlaunch({"list", "--json"});
+  EXPECT_EQ(list.out, "[]\n") << list.Describe();
+  EXPECT_FALSE(fs::exists(DomainStateDir(kName)));
+  EXPECT_EQ(OwnerOf(std::string(kImages) + "/sdb.raw"), 0u);
+}
+
 // change-media and attach-device share libvirt's node counter, and a detached cdrom takes the
 // medium it holds now with it: an attached scsi cdrom (libvirt-2), its medium changed
 // (libvirt-3), a scsi disk attached (libvirt-4); the cdrom detached leaves no node of its media.

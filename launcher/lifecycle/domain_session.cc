@@ -1,6 +1,7 @@
 #include "launcher/lifecycle/domain_session.h"
 
 #include <stdexcept>
+#include <thread>
 
 #include "launcher/lifecycle/destroy.h"
 
@@ -19,6 +20,16 @@ DomainSession OpenDomainSession(const StateDir& state, const std::string& name, 
                              ") does not answer on QMP: " + e.what());
   }
   return s;
+}
+
+std::string UnchangedOrEnded(const DomainSession& s, const std::exception& e, const std::filesystem::path& domain_dir) {
+  if (dynamic_cast<const qemu::QmpClosed*>(&e) != nullptr && s.qemu.pid > 0) {
+    // QEMU closes its socket as it dies: give the process a moment to be gone.
+    for (int i = 0; i < 100 && ProcessAlive(s.qemu); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!ProcessAlive(s.qemu))
+      return "; QEMU has ended, and the domain with it (its log: " + (domain_dir / "qemu.log").string() + ")";
+  }
+  return "; the domain is unchanged";
 }
 
 }  // namespace qlaunch::launcher

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <chrono>
+#include <exception>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -23,5 +25,10 @@ struct DomainSession {
 // domain and the socket).
 DomainSession OpenDomainSession(const StateDir& state, const std::string& name, Verb verb,
                                 std::chrono::milliseconds timeout);
+
+// How an error of a change QEMU did not make ends: "; the domain is unchanged", or, when `e` is
+// the QMP connection closing because QEMU ended (waited for a moment), that the domain ended with
+// it and where its log is.
+std::string UnchangedOrEnded(const DomainSession& s, const std::exception& e, const std::filesystem::path& domain_dir);
 
 }  // namespace qlaunch::launcher

@@ -4,6 +4,7 @@
 // memory_hotplug.cc.
 #include "launcher/lifecycle/hotplug.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -178,8 +179,9 @@ void Recover(const StateDir& state, const fs::path& dir, qemu::QmpClient& qmp, s
 }
 
 // Testing aid: $QLAUNCH_HOTPLUG_FAULT=device_add makes QEMU's device_add fail as if QEMU refused
-// it (after the backends were added: the undo path); =crash ends qlaunch once the QMP commands
-// succeeded, before the state dir records them (change.json recovery; change-media too).
+// it (after the backends were added: the undo path); =qemu-dies kills QEMU just before device_add
+// (the error says the domain ended, not that it is unchanged); =crash ends qlaunch once the QMP
+// commands succeeded, before the state dir records them (change.json recovery; change-media too).
 bool Fault(const char* what) {
   const char* f = std::getenv("QLAUNCH_HOTPLUG_FAULT");
   return f && std::string(f) == what;
@@ -330,6 +332,7 @@ HotplugResult AttachDevice(const StateDir& state, const std::string& name, const
     for (const qemu::HotplugStep& step : plan.steps) {
       if (step.call.execute == "device_add" && Fault("device_add"))
         throw qemu::QmpError("fault injected at device_add (QLAUNCH_HOTPLUG_FAULT)");
+      if (step.call.execute == "device_add" && Fault("qemu-dies")) ::kill(s.qemu.pid, SIGKILL);
       if (step.call.pass_fd)
         s.qmp->ExecuteWithFd(step.call.execute, step.call.arguments, host.fd.get(), opts.qmp_timeout);
       else
@@ -341,7 +344,7 @@ HotplugResult AttachDevice(const StateDir& state, const std::string& name, const
     undo_host();
     ClearChange(dir);
     throw std::runtime_error("attach-device " + name + ": QEMU refused " + plan.steps[done].call.execute + " of the <" +
-                             f.element + "> in " + device_file + ": " + e.what() + "; the domain is unchanged");
+                             f.element + "> in " + device_file + ": " + e.what() + UnchangedOrEnded(s, e, dir));
   }
   if (Fault("crash")) std::_Exit(9);
   HotplugResult r;
@@ -412,7 +415,7 @@ HotplugResult DetachDevice(const StateDir& state, const std::string& name, const
       // QEMU 7.2 cannot unplug virtio-mem at all: its memory goes back by shrinking it.
       const bool virtio_mem = !f.devices.memory.empty() && f.devices.memory[0].model == "virtio-mem";
       throw std::runtime_error("detach-device " + name + ": QEMU refused to remove " + plan.id + ": " + e.what() +
-                               "; the domain is unchanged" +
+                               UnchangedOrEnded(s, e, dir) +
                                (virtio_mem ? " (a virtio-mem device gives its memory back with update-memory-device " +
                                                  name + " --alias " + plan.id + " --requested-size 0)"
                                            : std::string()));

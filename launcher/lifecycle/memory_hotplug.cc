@@ -114,7 +114,7 @@ HotplugResult AttachMemoryDevice(const std::string& name, DomainSession& s, Runn
     if (fdset) Quietly(*s.qmp, "remove-fd", {{"fdset-id", *fdset}}, opts.qmp_timeout);
     ClearChange(st.dir);
     throw std::runtime_error(where + ": QEMU refused the <memory> in " + f.file + ": " + e.what() +
-                             "; the domain is unchanged");
+                             UnchangedOrEnded(s, e, st.dir));
   }
   r.ms = MsSince(t0);
   r.slot = plan.record.slot;

@@ -192,8 +192,10 @@ TEST_F(VerbSequenceTest, SeededSequencesKeepTheGuest) {
 TEST_F(VerbSequenceTest, SequencesSoaksFoundKeepTheGuest) {
   const std::pair<const char*, const char*> found[] = {
       // A DIMM QEMU was started with (restore, migrate --local, a migration's destination) kept
-      // its inherited memfd, every page held, after detach-device.
-      {"attach-dimm; save; restore; detach-dimm", "the DIMM's pages back after its detach"},
+      // its inherited memfd, every page held, after detach-device; and a DIMM attached since under
+      // the same id was handed over by migrate --local as that stale memfd (its memory lost).
+      {"attach-dimm; save; restore; detach-dimm; attach-dimm; migrate-local",
+       "the DIMM's pages back after its detach, the new DIMM's memory handed over"},
       // QEMU 7.2 under TCG aborted at the second plug ("tcg_register_thread: assertion failed"),
       // or died of a corrupted heap at a save after the unplug: the unplug is refused.
       {"setvcpus 2; setvcpus 1; setvcpus 2; save; restore", "no vCPU unplug under TCG"},

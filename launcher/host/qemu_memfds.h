@@ -14,10 +14,12 @@
 namespace qlaunch::launcher {
 
 // Backend id -> one /proc/<pid>/fd/N path of that memfd (QEMU holds each twice: as it inherited it
-// and as it opened /proc/self/fd/N; either names the same memory). Empty when QEMU holds none.
+// and as it opened /proc/self/fd/N; either names the same memory). Of two memories of one id (a
+// DIMM of the start detached, its inherited memfd left, and another attached since under its id),
+// the one QEMU maps. Empty when QEMU holds none.
 std::map<std::string, std::filesystem::path> QemuMemfds(pid_t pid, const std::string& domain);
 
-// Frees the memory of the memfd of backend `id` QEMU still holds once that backend is gone from
+// Frees the memory of the memfds of backend `id` QEMU still holds once that backend is gone from
 // it: a DIMM started from the command line was inherited (fd N, then /proc/self/fd/N), and
 // object-del closes only QEMU's own open of it; the inherited fd stays, with every page. So the
 // memfd is opened again through /proc/<pid>/fd and its pages punched out, only when QEMU maps

@@ -55,5 +55,28 @@ TEST(QemuMemfds, AMemfdStillMappedKeepsItsMemoryAndOneUnmappedGivesItBack) {
   ::close(other);
 }
 
+// A DIMM of the start detached leaves its inherited memfd in QEMU; one attached since under the
+// same id is the memory in use: QemuMemfds (what migrate --local hands over) names the mapped one,
+// whatever the fd order.
+TEST(QemuMemfds, OfTwoMemfdsOfOneIdTheMappedOneIsTheBackend) {
+  const int stale = FilledMemfd("qlaunch:memfd-test-3:memdimm0");
+  const int live = FilledMemfd("qlaunch:memfd-test-3:memdimm0");
+  ASSERT_GE(stale, 0);
+  ASSERT_GE(live, 0);
+  ASSERT_LT(stale, live);
+  void* map = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, live, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  const auto got = QemuMemfds(::getpid(), "memfd-test-3");
+  ASSERT_EQ(got.count("memdimm0"), 1u);
+  EXPECT_EQ(got.at("memdimm0"), "/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(live));
+  ::munmap(map, kBytes);
+  // Neither mapped: both freed.
+  EXPECT_GE(ReleaseUnmappedMemfd(::getpid(), "memfd-test-3", "memdimm0", std::chrono::milliseconds(100)), 2 * kBytes);
+  EXPECT_EQ(BytesHeld(stale), 0u);
+  EXPECT_EQ(BytesHeld(live), 0u);
+  ::close(stale);
+  ::close(live);
+}
+
 }  // namespace
 }  // namespace qlaunch::launcher

@@ -229,6 +229,7 @@ TEST_F(AttachDeviceTest, HostileInputLeavesTheGuestAsItWas) {
     return s;
   };
   const json before = now();
+  ASSERT_EQ(before["errors"], json::array()) << "the facts compared after each refusal must be readable";
   struct Case {
     const char* verb;
     std::string xml;

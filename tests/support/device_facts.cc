@@ -11,7 +11,12 @@ Monitor MonitorOf(const std::string& name, std::function<RunResult(const std::ve
     std::vector<std::string> args = {"qemu-monitor-command", name};
     if (hmp) args.push_back("--hmp");
     args.push_back(command);
-    return run(args).out;
+    // A verb that failed answered nothing: an error the facts name (an HMP "Error" line; QMP text
+    // that is no reply), never an empty answer two failing monitors would agree on.
+    const RunResult r = run(args);
+    if (r.exit_code != 0 || r.timed_out)
+      return "Error: qemu-monitor-command " + command + " failed (" + r.Describe() + ")";
+    return r.out;
   };
 }
 
@@ -27,8 +32,10 @@ json DeviceFacts(const Monitor& ask) {
   json f, errors = json::array();
   auto hmp = [&](const std::string& command) {
     std::string out = ask(command, true);
-    if (out.find("unknown command") != std::string::npos || out.rfind("Error", 0) == 0)
-      errors.push_back(command + ": " + out);
+    // `info qtree` always prints the machine's bus tree: empty is no answer.
+    if (out.find("unknown command") != std::string::npos || out.rfind("Error", 0) == 0 ||
+        (command == "info qtree" && out.find_first_not_of(" \r\n") == std::string::npos))
+      errors.push_back(command + ": " + (out.empty() ? std::string("no output") : out));
     return out;
   };
   auto qmp = [&](const std::string& command) {

@@ -335,6 +335,17 @@ TEST_F(GuestAgentTest, RealAgentReportsTheGuestsOwnAddress) {
   EXPECT_NE(table.out.find("\n lo         00:00:00:00:00:00    ipv4         127.0.0.1/8\n"), std::string::npos)
       << table.out;
 
+  // The lease source (what QEMU's DHCP server hands a user NIC: QEMU reports no leases, so
+  // qlaunch names it as libvirt does) agrees with the address the guest really took.
+  RunResult by_lease = Qlaunch({"domifaddr", "--json", "--source", "lease", "agent"});
+  ASSERT_EQ(by_lease.exit_code, 0) << by_lease.Describe();
+  const json leased = json::parse(by_lease.out);
+  ASSERT_EQ(leased.size(), 1u) << by_lease.out;
+  EXPECT_EQ(leased[0]["mac"], lease[3].str()) << by_lease.out;
+  ASSERT_EQ(leased[0]["addresses"].size(), 1u) << by_lease.out;
+  EXPECT_EQ(leased[0]["addresses"][0]["address"], lease[1].str()) << by_lease.out;
+  EXPECT_EQ(std::to_string(leased[0]["addresses"][0]["prefix"].get<unsigned>()), lease[2].str()) << by_lease.out;
+
   // A booted guest has spent CPU time on its vCPU.
   RunResult stats = Qlaunch({"domstats", "--json", "agent"});
   ASSERT_EQ(stats.exit_code, 0) << stats.Describe();

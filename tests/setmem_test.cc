@@ -5,6 +5,7 @@
 // whose memory shrinks and grows back. Under TCG.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -33,10 +34,26 @@ class SetmemTest : public LaunchTest {
                        << "'/>\n  </devices>\n</domain>\n";
     return xml.string();
   }
-  uint64_t UsedMemory(const std::string& name) {
+  // QEMU's own balloon "actual" (bytes), read past dominfo; 0 when QEMU answers none.
+  uint64_t QemuBalloon(const std::string& name) {
+    RunResult r = Qlaunch({"qemu-monitor-command", name, R"({"execute":"query-balloon"})"});
+    const json j = json::parse(r.out, nullptr, false);
+    return r.exit_code == 0 && j.is_object() && j.contains("return") ? j["return"].value("actual", uint64_t{0}) : 0;
+  }
+  // dominfo's "Used memory"; with a balloon it must be QEMU's (not the <memory> dominfo falls
+  // back to when query-balloon fails). A balloon on the move is read before and after: dominfo's
+  // number lies between the two.
+  uint64_t UsedMemory(const std::string& name, bool balloon = true) {
+    const uint64_t before = balloon ? QemuBalloon(name) : 0;
     RunResult r = Qlaunch({"dominfo", "--json", name});
     EXPECT_EQ(r.exit_code, 0) << r.Describe();
-    return r.exit_code == 0 ? json::parse(r.out).at("used_memory_bytes").get<uint64_t>() : 0;
+    const uint64_t used = r.exit_code == 0 ? json::parse(r.out).at("used_memory_bytes").get<uint64_t>() : 0;
+    if (balloon) {
+      const uint64_t after = QemuBalloon(name);
+      EXPECT_TRUE(used >= std::min(before, after) && used <= std::max(before, after))
+          << "dominfo's used memory " << used << " is not QEMU's balloon (" << before << ", then " << after << ")";
+    }
+    return used;
   }
   std::string extra_devices_;
 };
@@ -81,7 +98,7 @@ TEST_F(SetmemTest, RefusedAsLibvirtRefusesAndNothingSent) {
                           "driver (its XML has <memballoon model='none'>)"),
             std::string::npos)
       << none.Describe();
-  EXPECT_EQ(UsedMemory("sm-none"), 256u << 20) << "without a balloon, all of <memory>";
+  EXPECT_EQ(UsedMemory("sm-none", false), 256u << 20) << "without a balloon, all of <memory>";
   EXPECT_EQ(Qlaunch({"destroy", "sm-none"}).exit_code, 0);
 }
 
@@ -109,6 +126,17 @@ TEST_F(SetmemTest, ABootedGuestGivesMemoryBackAndTakesItAgain) {
   const uint64_t full = mem_total([](uint64_t) { return true; }, std::chrono::seconds(120));
   ASSERT_GT(full, 0u) << "the guest never reported its memory";
   EXPECT_EQ(UsedMemory("sm-boot"), 256u << 20);
+
+  // Refusals with a driver in the guest: one that sent anything would move the balloon, and the
+  // guest would see it (it reports once a second).
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"setmem", "--config", "sm-boot", "128M"}, {"setmem", "sm-boot", "300M"}, {"setmem", "sm-boot", "0"}}) {
+    RunResult r = Qlaunch(args);
+    EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_EQ(QemuBalloon("sm-boot"), 256u << 20) << "a refused setmem moved the balloon";
+  EXPECT_EQ(mem_total([](uint64_t) { return true; }, std::chrono::seconds(5)), full) << "a refused setmem reached the guest";
 
   // 96 MiB to the balloon: the driver takes it from the guest, which sees that much less.
   ASSERT_EQ(Qlaunch({"setmem", "sm-boot", "160M"}).exit_code, 0);

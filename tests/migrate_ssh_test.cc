@@ -111,6 +111,8 @@ class MigrateSshTest : public LaunchTest {
     sshd_.reset();
   }
 
+  void DiesBeforeItConfirms(const std::string& name, bool paused);
+
   fs::path DestRoot() const { return tmp() / "dest-state"; }
   Env DestEnv() const { return Env{{"QLAUNCH_STATE_DIR", DestRoot().string()}}; }
 
@@ -362,9 +364,11 @@ TEST_F(MigrateSshTest, SigintCancelsAndTheDestinationPreparedOverSshGoes) {
 // return path), and the destination dies before migrate has heard from it over ssh (the remote
 // qlaunch, a wrapper here, kills its QEMU when asked for dominfo). The source, paused at the
 // switch-over with all it had, takes the guest back and runs on; the dead destination is cleared.
-TEST_F(MigrateSshTest, ADestinationThatDiesBeforeItConfirmsLeavesTheSourceRunning) {
+// A source paused before (`paused`) stays paused, listed so; its disks went to the destination,
+// so save refuses until a resume takes them back.
+void MigrateSshTest::DiesBeforeItConfirms(const std::string& name, bool paused) {
   SmallDomain d;
-  d.name = "mig-ssh-confirm";
+  d.name = name;
   const uint64_t pages = d.Bytes() / (2u << 20);
   HugepagePool pool = HugepagePool::AtLeast(2 * pages + 8);
   if (!pool.ok()) GTEST_SKIP() << pool.error();
@@ -372,6 +376,7 @@ TEST_F(MigrateSshTest, ADestinationThatDiesBeforeItConfirmsLeavesTheSourceRunnin
   RunResult start = Qlaunch({"start", "--json", WriteDomain(d)});
   ASSERT_EQ(start.exit_code, 0) << start.Describe();
   const pid_t source_pid = json::parse(start.out).at("pid").get<pid_t>();
+  if (paused) ASSERT_EQ(Qlaunch({"suspend", d.name}).exit_code, 0);
 
   const fs::path killer = tmp() / "remote-qlaunch", killed = tmp() / "killed.pid";
   const std::string pid_file = (DestRoot() / d.name / "pid").string();
@@ -387,7 +392,8 @@ TEST_F(MigrateSshTest, ADestinationThatDiesBeforeItConfirmsLeavesTheSourceRunnin
   RunResult m = MigrateOverSsh(d.name, killer.string());
   EXPECT_EQ(m.exit_code, 1) << m.Describe();
   EXPECT_NE(m.err.find("completed, but the destination does not have the guest"), std::string::npos) << m.err;
-  EXPECT_NE(m.err.find("the domain stays here (running)"), std::string::npos) << m.err;
+  EXPECT_NE(m.err.find(paused ? "the domain stays here (paused)" : "the domain stays here (running)"),
+            std::string::npos) << m.err;
   EXPECT_NE(m.err.find("had ended already"), std::string::npos) << m.err;
   EXPECT_EQ(m.out, "");
   const pid_t dest_pid = std::atoi(Slurp(killed).c_str());
@@ -395,12 +401,31 @@ TEST_F(MigrateSshTest, ADestinationThatDiesBeforeItConfirmsLeavesTheSourceRunnin
   EXPECT_NE(dest_pid, source_pid);
 
   ExpectDestinationGone(d.name, dest_pid);
+  if (paused) {
+    RunResult info = Qlaunch({"dominfo", "--json", d.name});
+    ASSERT_EQ(info.exit_code, 0) << info.Describe();
+    EXPECT_EQ(json::parse(info.out).value("state", ""), "paused") << info.out;
+    RunResult save = Qlaunch({"save", d.name, (tmp() / "refused.sav").string()});
+    EXPECT_EQ(save.exit_code, 1) << save.Describe();
+    EXPECT_NE(save.err.find("released its disks to that destination; resume it first"), std::string::npos) << save.err;
+    EXPECT_FALSE(fs::exists(tmp() / "refused.sav"));
+    RunResult resume = Qlaunch({"resume", d.name});
+    EXPECT_EQ(resume.exit_code, 0) << resume.Describe();
+  }
   ExpectSourceRunsOn(d.name, source_pid);
   EXPECT_EQ(free_before - HugepagesFree(), pages) << "only the source's pages are taken";
   RunResult destroy = Qlaunch({"destroy", d.name});
   EXPECT_EQ(destroy.exit_code, 0) << destroy.Describe();
   ExpectHostClean(d.name, source_pid, free_before);
   StopSshd();
+}
+
+TEST_F(MigrateSshTest, ADestinationThatDiesBeforeItConfirmsLeavesTheSourceRunning) {
+  DiesBeforeItConfirms("mig-ssh-confirm", false);
+}
+
+TEST_F(MigrateSshTest, APausedSourceWhoseDestinationDiesBeforeItConfirmsStaysPausedUntilResumed) {
+  DiesBeforeItConfirms("mig-ssh-confirm-p", true);
 }
 
 class StartFromStdinTest : public LaunchTest {};

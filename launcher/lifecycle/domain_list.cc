@@ -26,6 +26,9 @@ std::string QueryStatus(const std::string& socket, std::chrono::milliseconds tim
 }
 
 std::string ShownStatus(const std::string& qemu_status) {
+  // postmigrate: a source kept after a migration its destination did not take, paused (as virsh
+  // shows it); save and migrate ask for a resume first (domain_session.h RefuseIfDisksReleased).
+  if (qemu_status == "postmigrate") return "paused";
   return qemu_status == "inmigrate" ? "incoming" : qemu_status;
 }
 

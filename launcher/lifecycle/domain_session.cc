@@ -22,6 +22,13 @@ DomainSession OpenDomainSession(const StateDir& state, const std::string& name, 
   return s;
 }
 
+void RefuseIfDisksReleased(const std::string& verb, const std::string& name, const std::string& qemu_status) {
+  if (qemu_status != "postmigrate") return;
+  throw std::runtime_error(verb + " " + name + ": the domain is paused after a migration its destination did not take, "
+                           "and QEMU has released its disks to that destination; resume it first (qlaunch resume " +
+                           name + " takes them back), then " + verb + " it");
+}
+
 std::string UnchangedOrEnded(const DomainSession& s, const std::exception& e, const std::filesystem::path& domain_dir) {
   if (dynamic_cast<const qemu::QmpClosed*>(&e) != nullptr && s.qemu.pid > 0) {
     // QEMU closes its socket as it dies: give the process a moment to be gone.

@@ -29,6 +29,12 @@ DomainSession OpenDomainSession(const StateDir& state, const std::string& name, 
 // How an error of a change QEMU did not make ends: "; the domain is unchanged", or, when `e` is
 // the QMP connection closing because QEMU ended (waited for a moment), that the domain ended with
 // it and where its log is.
+// A source kept after a migration its destination did not take, left paused: QEMU says
+// "postmigrate" and has released its disks to the destination, and QEMU 7.2 cannot hand them over
+// a second time. Throws for `verb` (save, migrate) with what to do: resume it first (cont takes
+// the disks back). Any other status passes.
+void RefuseIfDisksReleased(const std::string& verb, const std::string& name, const std::string& qemu_status);
+
 std::string UnchangedOrEnded(const DomainSession& s, const std::exception& e, const std::filesystem::path& domain_dir);
 
 }  // namespace qlaunch::launcher

@@ -73,6 +73,8 @@ LocalSwapReport SwapQemu(const StateDir& state, const LocalSwapOptions& o) {
   // could not load the old one's state (its own QMP session, closed before the one below).
   const std::string live_xml = LiveDomainXmlOf(state, o.name, Verb::kMigrate);
   DomainSession old = OpenDomainSession(state, o.name, Verb::kMigrate, timeout);
+  RefuseIfDisksReleased("migrate --local", o.name,
+                        old.qmp->Execute("query-status", nullptr, timeout).value("status", ""));
   r.old_pid = old.qemu.pid;
   const fs::path dir = state.DomainDir(o.name);
   std::error_code ec;

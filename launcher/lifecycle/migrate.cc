@@ -34,6 +34,7 @@ MigrateReport MigrateDomain(const StateDir& state, const MigrateOptions& o) {
   DomainSession s = OpenDomainSession(state, o.name, Verb::kMigrate, o.drive.qmp_timeout);
   qemu::QmpClient& qmp = *s.qmp;
   r.source_state = qmp.Execute("query-status", nullptr, o.drive.qmp_timeout).value("status", "");
+  RefuseIfDisksReleased("migrate", o.name, r.source_state);
   std::optional<MigratingMark> mark(std::in_place, state.DomainDir(o.name));
 
   SourceMigrationSettings settings(qmp, SettingsOf(o.drive), o.drive.qmp_timeout);

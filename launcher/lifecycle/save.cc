@@ -93,6 +93,7 @@ SaveReport SaveDomain(const StateDir& state, const SaveOptions& o) {
   DomainSession s = OpenDomainSession(state, o.name, Verb::kSave, o.qmp_timeout);
   qemu::QmpClient& qmp = *s.qmp;
   r.state = qmp.Execute("query-status", nullptr, o.qmp_timeout).value("status", "");
+  RefuseIfDisksReleased("save", o.name, r.state);
   if (r.state != "running" && r.state != "paused")
     throw std::runtime_error("domain " + o.name + " cannot be saved while QEMU says it is " + r.state);
   header.ran = r.state == "running";

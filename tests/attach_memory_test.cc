@@ -220,7 +220,16 @@ TEST_F(AttachMemoryTest, AVirtioMemDeviceAttachedAtRunTimeGrowsAndShrinksTheGues
   EXPECT_NE(detach.err.find("cannot be unplugged"), std::string::npos) << detach.Describe();
   EXPECT_NE(detach.err.find("--requested-size 0"), std::string::npos) << detach.Describe();
   EXPECT_EQ(MemoryDevices("am-vmem"), 1u);
+  // Past the guest's next reports (once a second): a refusal that sent anything (a device_del, a
+  // requested-size of 0) would show in the guest, the pool and QEMU's device by then.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
   EXPECT_EQ(mem_total_is(base + 128 * 1024), base + 128 * 1024);
+  EXPECT_EQ(HugepagesFree(), 64u);
+  RunResult kept = Qlaunch({"qemu-monitor-command", "am-vmem", R"({"execute":"query-memory-devices"})"});
+  ASSERT_EQ(kept.exit_code, 0) << kept.Describe();
+  const json k = json::parse(kept.out).at("return").at(0).at("data");
+  EXPECT_EQ(k.value("requested-size", uint64_t{0}), 128 * MiB) << k.dump();
+  EXPECT_EQ(k.value("size", uint64_t{0}), 128 * MiB) << k.dump();
 
   RunResult shrink = Qlaunch({"update-memory-device", "am-vmem", "--requested-size", "0"});
   ASSERT_EQ(shrink.exit_code, 0) << shrink.Describe();

@@ -6,7 +6,9 @@
 // Real QEMU 7.2, real hugepages.
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <fstream>
 #include <thread>
 
@@ -33,10 +35,10 @@ class LaunchRunHardKillTest : public LaunchTest {
     return std::make_unique<RunningProcess>(argv, BaseEnv());
   }
 
-  // The QEMU pid once `qlaunch list` shows the domain running; 0 on timeout.
-  pid_t WaitRunning(const std::string& name) {
-    const auto deadline = Clock::now() + std::chrono::seconds(60);
-    while (Clock::now() < deadline) {
+  // The QEMU pid once `qlaunch list` shows the domain running; 0 on timeout (0 ms: asked once).
+  pid_t WaitRunning(const std::string& name, milliseconds limit = std::chrono::seconds(60)) {
+    const auto deadline = Clock::now() + limit;
+    for (bool first = true; first || Clock::now() < deadline; first = false) {
       nlohmann::json all = nlohmann::json::parse(Qlaunch({"list", "--json"}).out, nullptr, false);
       if (all.is_array())
         for (const auto& e : all)
@@ -102,8 +104,11 @@ TEST_F(LaunchRunHardKillTest, KillNineOfRunTakesItsQemuWithIt) {
   }
 }
 
-// kill -9 of `qlaunch run` at any moment of its start (before, while and after QEMU is
-// spawned, while memory fills): no QEMU survives it, and the next command leaves nothing.
+// kill -9 of `qlaunch run` at each moment of its start, each reached by watching for it rather
+// than after a fixed delay: at once (nothing done yet), while the launcher fills the guest's
+// memory (some of its pages taken, not all), once QEMU is spawned (its pid recorded), once it
+// runs. Where each kill really landed is recorded (printed and as a test property): no QEMU
+// survives any of them, and the next command leaves nothing.
 TEST_F(LaunchRunHardKillTest, KillNineDuringTheStartLeavesNoQemu) {
   SmallDomain d;
   d.name = "hard-kill-start";
@@ -112,19 +117,50 @@ TEST_F(LaunchRunHardKillTest, KillNineDuringTheStartLeavesNoQemu) {
   if (!pool.ok()) GTEST_SKIP() << pool.error();
   const std::string xml = WriteDomain(d);
   const uint64_t free_before = HugepagesFree();
+  const uint64_t pages = d.Bytes() / DefaultHugepageBytes();
   ASSERT_EQ(Qlaunch({"validate", xml}).exit_code, 0);  // warms the capability cache
-  for (int delay_ms : {20, 60, 120, 200, 300, 450, 700, 1000}) {
-    SCOPED_TRACE("kill -9 after " + std::to_string(delay_ms) + " ms");
+  const fs::path pid_file = DomainStateDir(d.name) / "pid";
+  // What the start had done when the kill was sent.
+  auto landed = [&] {
+    const uint64_t taken = free_before - std::min(free_before, HugepagesFree());
+    if (fs::exists(pid_file)) return std::string(WaitRunning(d.name, milliseconds(0)) ? "running" : "spawned");
+    if (taken == 0) return std::string("nothing done");
+    return taken < pages ? std::string("filling") : std::string("filled");
+  };
+  struct Moment {
+    const char* name;
+    std::function<bool()> reached;  // polled until true (or 30 s)
+  };
+  const Moment moments[] = {
+      {"at once", [] { return true; }},
+      {"during the fill",
+       [&] {
+         const uint64_t taken = free_before - std::min(free_before, HugepagesFree());
+         return taken > 0;
+       }},
+      {"once spawned", [&] { return fs::exists(pid_file); }},
+      {"once running", [&] { return WaitRunning(d.name, milliseconds(0)) != 0; }},
+  };
+  std::string record;
+  for (const Moment& m : moments) {
+    SCOPED_TRACE(std::string("kill -9 ") + m.name);
     auto run = Run(xml, {"--prealloc", "launcher"});
-    std::this_thread::sleep_for(milliseconds(delay_ms));
+    for (const auto deadline = Clock::now() + std::chrono::seconds(30); !m.reached() && Clock::now() < deadline;)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    const std::string where = landed();
     ::kill(run->pid(), SIGKILL);
     run->Wait(std::chrono::seconds(10));
+    std::printf("figure: kill -9 %s landed: %s\n", m.name, where.c_str());
+    record += std::string(record.empty() ? "" : "; ") + m.name + ": " + where;
+    if (std::string(m.name) == "at once") EXPECT_EQ(where, "nothing done");
+    if (std::string(m.name) == "once running") EXPECT_EQ(where, "running");
     double gone = SecondsUntilQemuGone(d.name, milliseconds(3000));
     EXPECT_GE(gone, 0) << "a QEMU outlived its killed qlaunch run";
     EXPECT_LT(gone, 2.0);
     EXPECT_EQ(Qlaunch({"list", "--json"}).out, "[]\n");
     ExpectNothingLeft(d.name, free_before);
   }
+  RecordProperty("kill_moments", record);
 }
 
 // SIGTERM to every process of the run (qlaunch and QEMU), as Slurm's proctrack/linuxproc signals

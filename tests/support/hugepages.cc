@@ -106,14 +106,20 @@ void HugepagePool::Resize(uint64_t free_pages, bool exact) {
     if (!SetNrHugepages(want, &error_, page_bytes_)) return;
     now_free = free_now();
   }
-  if (exact ? now_free != free_pages : now_free < free_pages)
+  if (exact ? now_free != free_pages : now_free < free_pages) {
+    short_of_memory_ = true;
     error_ = "asked the kernel for " + std::to_string(free_pages) + " free " +
              (page_bytes_ ? std::to_string(page_bytes_ >> 20) + " MiB " : "") + "hugepages, it has " +
              std::to_string(now_free) + " (" + std::to_string(total_now()) + " in the pool)";
+  }
 }
 
 HugepagePool::HugepagePool(HugepagePool&& o) noexcept
-    : lock_fd_(o.lock_fd_), original_total_(o.original_total_), page_bytes_(o.page_bytes_), error_(std::move(o.error_)) {
+    : lock_fd_(o.lock_fd_),
+      original_total_(o.original_total_),
+      page_bytes_(o.page_bytes_),
+      error_(std::move(o.error_)),
+      short_of_memory_(o.short_of_memory_) {
   o.original_total_.reset();
   o.lock_fd_ = -1;
 }

@@ -45,6 +45,9 @@ class HugepagePool {
 
   bool ok() const { return error_.empty(); }
   const std::string& error() const { return error_; }
+  // The kernel took the new size but found too few pages (fragmented or too little memory: what a
+  // machine lacks), as opposed to an error of the test's (not root, a write refused).
+  bool short_of_memory() const { return short_of_memory_; }
 
  private:
   HugepagePool() = default;
@@ -54,6 +57,7 @@ class HugepagePool {
   std::optional<uint64_t> original_total_;
   uint64_t page_bytes_ = 0;  // 0: the default size
   std::string error_;
+  bool short_of_memory_ = false;
 };
 
 // Writes nr_hugepages (of the pool of page_bytes; 0: the default); false (with *error) when that fails.

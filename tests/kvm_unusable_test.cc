@@ -11,6 +11,7 @@
 
 #include "qemu_cmd/planner.h"
 #include "support/hardware.h"
+#include "support/hugepages.h"
 #include "support/launch_env.h"
 
 namespace qlaunch::testing {
@@ -48,6 +49,8 @@ TEST_F(KvmUnusableTest, StartValidateAndDomxmlToNativeAgree) {
       xml_ + ":1: error: <domain>: type='kvm' needs KVM, which is not usable on this host (cannot open "
              "/nonexistent/kvm: No such file or directory); use <domain type='qemu'> to run the guest with TCG "
              "(emulation) instead";
+  // Free pages are compared after: alone with respect to the tests and soaks that size the pool.
+  const HugepagePool lock = HugepagePool::LockOnly();
   const uint64_t free_before = HugepagesFree();
 
   RunResult started = Qlaunch({"start", "--qemu", kQemu72, xml_}, no_kvm);
@@ -92,6 +95,8 @@ TEST_F(KvmUnusableTest, WithKvmTheSameXmlPlansWithoutANoteAndStarts) {
   ASSERT_EQ(planned.exit_code, 0) << planned.Describe();
   EXPECT_EQ(planned.err.find(qemu::kKvmUnusableNote), std::string::npos) << planned.Describe();
   EXPECT_NE(planned.out.find("-accel\nkvm\n"), std::string::npos) << planned.out;
+  // Free pages are compared after: alone with respect to the tests and soaks that size the pool.
+  const HugepagePool lock = HugepagePool::LockOnly();
   const uint64_t free_before = HugepagesFree();
   RunResult started = Qlaunch({"start", "--json", "--qemu", kQemu72, xml_});
   ASSERT_EQ(started.exit_code, 0) << started.Describe();

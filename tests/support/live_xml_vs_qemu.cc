@@ -183,10 +183,14 @@ void Comparison::Pci() {
     PciFn* q = nullptr;
     for (PciFn& f : qemu)
       if (!alias.empty() && f.id == alias) q = &f;
-    for (PciFn& f : qemu)  // what the machine makes itself (q35's SATA) has no id in QEMU
-      if (!q && f.id.empty() && f.parent == parent && f.slot == slot && f.function == function) q = &f;
+    // What the machine makes itself (q35's SATA) has no id in QEMU: a function of its class there.
+    const std::string type = x_.Str("@type", n), what = type == "sata" ? "SATA controller"
+                                                      : type == "ide"  ? "IDE controller"
+                                                      : type == "usb"  ? "USB controller" : "?";
+    for (PciFn& f : qemu)
+      if (!q && f.id.empty() && f.what == what && f.parent == parent && f.slot == slot && f.function == function) q = &f;
     if (!q) {
-      Wrong(label + " at " + xml_at + ": QEMU has no PCI device of that id, nor one without an id there");
+      Wrong(label + " at " + xml_at + ": QEMU has no PCI device of that id, nor an id-less " + what + " there");
       continue;
     }
     q->listed = true;

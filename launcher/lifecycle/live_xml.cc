@@ -382,7 +382,7 @@ std::string LiveDomainXml(const LiveXmlInput& in) {
     }
   }
 
-  // What the XML left implied: controllers the start added, the default balloon.
+  // What the XML left implied: controllers the start added, the default balloon and video.
   for (size_t i = 0; i < records.size(); ++i) {
     if (used[i]) continue;
     const json& r = records[i];
@@ -398,6 +398,14 @@ std::string LiveDomainXml(const LiveXmlInput& in) {
                                                      "serial", "interface", "controller", "disk", "emulator"});
       SetAttr(b, "model", "virtio");
       FillDevice(b, r);
+    } else if (element == "video" && r.value("line", 0) == 0 && r.value("driver", "") == "cirrus-vga" &&
+               !Child(devices, "video")) {  // the adapter a display implies, with libvirt's defaults
+      xmlNode* v = AddDevice(devices, "video", {"audio", "sound", "graphics", "input", "channel", "console", "serial",
+                                                "interface", "controller", "disk", "emulator"});
+      xmlNode* m = AddChild(v, "model");
+      for (const auto& [k, val] : {std::pair{"type", "cirrus"}, {"vram", "16384"}, {"heads", "1"}, {"primary", "yes"}})
+        SetAttr(m, k, val);
+      FillDevice(v, r);
     }
   }
   AddBuiltinControllers(devices, IsQ35(root));

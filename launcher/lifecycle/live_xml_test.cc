@@ -107,6 +107,7 @@ json Q35Records() {
              Props{{"bus", "virtio-serial0.0"}, {"nr", "1"}, {"chardev", "charchannel0"}}),
       Record("graphics", 7, "", ""),
       Record("memballoon", 0, "virtio-balloon-pci", "balloon0", Pci("pci.4", 0)),
+      Record("video", 0, "cirrus-vga", "video0", Pci("pcie.0", 1)),
   });
 }
 
@@ -155,6 +156,13 @@ TEST(LiveXml, DevicesGetTheirAliasAndAddress) {
   EXPECT_EQ(f.Attr("memballoon", 0, "", "model"), "virtio");
   EXPECT_EQ(f.Attr("memballoon", 0, "alias", "name"), "balloon0");
   EXPECT_EQ(f.Attr("memballoon", 0, "address", "bus"), "0x04");
+  // The cirrus adapter VNC implied, as libvirt lists it, before the balloon.
+  EXPECT_EQ(f.Attr("video", 0, "model", "type"), "cirrus");
+  EXPECT_EQ(f.Attr("video", 0, "model", "primary"), "yes");
+  EXPECT_EQ(f.Attr("video", 0, "alias", "name"), "video0");
+  EXPECT_EQ(f.Attr("video", 0, "address", "bus"), "0x00");
+  EXPECT_EQ(f.Attr("video", 0, "address", "slot"), "0x01");
+  EXPECT_LT(f.xml.find("<video>"), f.xml.find("<memballoon")) << f.xml;
 }
 
 TEST(LiveXml, ImpliedAndBuiltinControllersAreListed) {

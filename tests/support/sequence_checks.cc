@@ -1,13 +1,10 @@
 #include "support/sequence_checks.h"
 
-#include <libxml/parser.h>
-#include <libxml/xpath.h>
-
 #include <map>
-#include <memory>
 #include <set>
 
 #include "launcher/lifecycle/pci_addresses_of.h"
+#include "support/xpath_doc.h"
 
 namespace qlaunch::testing::seq {
 
@@ -16,37 +13,7 @@ namespace {
 using nlohmann::json;
 
 // The live XML, read with XPath.
-class LiveXml {
- public:
-  explicit LiveXml(const std::string& xml)
-      : doc_(xmlReadMemory(xml.data(), static_cast<int>(xml.size()), "live.xml", nullptr, XML_PARSE_NONET),
-             xmlFreeDoc) {}
-  bool ok() const { return doc_ != nullptr; }
-
-  // The string value of `expr` at `node` (the document when null).
-  std::string Str(const std::string& expr, xmlNodePtr node = nullptr) const {
-    std::unique_ptr<xmlXPathContext, void (*)(xmlXPathContextPtr)> ctx(xmlXPathNewContext(doc_.get()),
-                                                                       xmlXPathFreeContext);
-    if (node) ctx->node = node;
-    std::unique_ptr<xmlXPathObject, void (*)(xmlXPathObjectPtr)> obj(
-        xmlXPathEvalExpression(reinterpret_cast<const xmlChar*>(("string(" + expr + ")").c_str()), ctx.get()),
-        xmlXPathFreeObject);
-    return obj && obj->stringval ? reinterpret_cast<const char*>(obj->stringval) : "";
-  }
-  std::vector<xmlNodePtr> Nodes(const std::string& expr) const {
-    std::unique_ptr<xmlXPathContext, void (*)(xmlXPathContextPtr)> ctx(xmlXPathNewContext(doc_.get()),
-                                                                       xmlXPathFreeContext);
-    std::unique_ptr<xmlXPathObject, void (*)(xmlXPathObjectPtr)> obj(
-        xmlXPathEvalExpression(reinterpret_cast<const xmlChar*>(expr.c_str()), ctx.get()), xmlXPathFreeObject);
-    std::vector<xmlNodePtr> out;
-    if (obj && obj->nodesetval)
-      for (int i = 0; i < obj->nodesetval->nodeNr; ++i) out.push_back(obj->nodesetval->nodeTab[i]);
-    return out;
-  }
-
- private:
-  std::unique_ptr<xmlDoc, void (*)(xmlDocPtr)> doc_;
-};
+using LiveXml = XPathDoc;
 
 uint64_t Num(const std::string& s) {
   return s.empty() || s.find_first_not_of("0123456789") != std::string::npos ? 0 : std::stoull(s);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -62,16 +63,12 @@ class KernelStarter : public Starter {
     if (floor_)
       beside = [&] {
         // The floor's QEMU answers, then quits (untimed, a few ms of CPU while the fill may still run).
-        const auto floor_start = std::chrono::steady_clock::now();
-        const double ms = floor_->Run().ms;
-        floor_done = floor_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                       std::chrono::duration<double, std::milli>(ms));
+        floor_done = floor_->Run().stop;
       };
+    // Fork to exit: the populate is done only once the process has exited.
     ChildRun child = RunChild(argv, cfg_.work_dir, name() + "-reference", cfg_.interrupt, {}, beside);
     if (!child.ok()) throw std::runtime_error(binary_ + " " + child.Describe() + child.ErrTail());
-    if (floor_ && floor_done > child.exited)
-      return {std::chrono::duration<double, std::milli>(floor_done - child.forked).count(), {}};
-    return {child.ms, {}};
+    return StarterRun::Between(child.forked, std::max(child.exited, floor_done));
   }
 
  private:

@@ -31,7 +31,6 @@ namespace fs = std::filesystem;
 using bench::Clock;
 using bench::InterruptAction;
 using bench::Left;
-using bench::MsSince;
 using bench::ThrowIfInterrupted;
 using std::chrono::milliseconds;
 
@@ -180,16 +179,16 @@ class QemuStarter : public Starter {
         // QMP ready: the greeting can come before QEMU's main loop runs; the reply to
         // qmp_capabilities comes from it, once QEMU has finished its start-up.
         qmp->Execute("qmp_capabilities", nullptr, Left(deadline));
-        const double ms = MsSince(t0);
+        const Clock::time_point answered = Clock::now();
         Quit(*qmp, *proc);
-        return {ms, {}};
+        return StarterRun::Between(t0, answered);
       }
       qmp->Execute("qmp_capabilities", nullptr, Left(deadline));
       qmp->Execute("cont", nullptr, Left(deadline));
       WaitRunning(*qmp, Left(deadline));  // as qlaunch start waits
-      const double ms = MsSince(t0);
+      const Clock::time_point running = Clock::now();
       Quit(*qmp, *proc);
-      return {ms, {}};
+      return StarterRun::Between(t0, running);
     } catch (const std::exception& e) {
       const std::optional<std::string> how = proc->ExitDescription();  // before Kill: how it ended by itself
       proc->Kill();

@@ -80,7 +80,7 @@ class QlaunchStarter : public Starter {
     argv.insert(argv.end(), cfg_.start_options.begin(), cfg_.start_options.end());
     argv.push_back(cfg_.domain_xml);
     ChildRun child = RunChild(argv, cfg_.work_dir, "qlaunch-start", cfg_.interrupt);
-    StarterRun run{child.ms, {}};
+    StarterRun run = StarterRun::Between(child.forked, child.exited);
     try {
       if (!child.ok()) throw std::runtime_error("qlaunch start " + child.Describe() + child.ErrTail());
       run.phases = ParseTimings(child.out, child);

@@ -92,7 +92,9 @@ nlohmann::ordered_json ToJson(const BenchResult& r) {
   for (const StarterResult& s : r.starters) {
     nlohmann::ordered_json runs = nlohmann::ordered_json::array();
     for (double ms : s.runs_ms) runs.push_back(Round3(ms));
-    nlohmann::ordered_json j = {{"warmup_ms", Round3(s.warmup_ms)}, {"runs_ms", runs}};
+    nlohmann::ordered_json clocks = nlohmann::ordered_json::array();
+    for (const auto& [start, stop] : s.runs_clock_ns) clocks.push_back({start, stop});
+    nlohmann::ordered_json j = {{"warmup_ms", Round3(s.warmup_ms)}, {"runs_ms", runs}, {"runs_clock_ns", clocks}};
     if (!s.runs_ms.empty()) {
       RunSummary sum = Summarize(s.runs_ms);
       j["median"] = Round3(sum.median);

@@ -12,7 +12,8 @@
 namespace qlaunch::launcher {
 
 // {"domain", "xml", "uri", "runs", "start_options", "order": [[starter, ...] per round],
-//  "starters": {NAME: {"warmup_ms", "runs_ms": [...], "median", "min", "max"}},
+//  "starters": {NAME: {"warmup_ms", "runs_ms": [...], "runs_clock_ns": [[start, stop], ...], "median", "min",
+//  "max"}} (runs_clock_ns: where each run's clock started and stopped, ns of CLOCK_MONOTONIC),
 //  "ratios": {"qlaunch/virsh", "qlaunch/qemu"}, "differences_ms": {"running - floor",
 //  "total - (floor + kernel)"} (medians of per-round differences, with the floor starter),
 //  "qlaunch_phases": {phase: median ms} (startup to exit, total, unaccounted, running, populated),

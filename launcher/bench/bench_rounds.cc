@@ -106,7 +106,7 @@ BenchResult RunBench(BenchRequest req) {
       if (req.overlap) skip("overlap");
     }
   }
-  for (const auto& s : starters) result.starters.push_back({s->name(), 0, {}});
+  for (const auto& s : starters) result.starters.push_back({s->name(), 0, {}, {}});
   interrupt.ThrowIfInterrupted();
 
   result.hugepages = ReadFreeHugepages();
@@ -134,6 +134,10 @@ BenchResult RunBench(BenchRequest req) {
     for (size_t i : RoundOrder(starters.size(), round)) {
       StarterRun run = run_one(i, when);
       result.starters[i].runs_ms.push_back(run.ms);
+      auto ns = [](std::chrono::steady_clock::time_point t) {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+      };
+      result.starters[i].runs_clock_ns.emplace_back(ns(run.start), ns(run.stop));
       if (i == 0) result.qlaunch_phases.push_back(std::move(run.phases));
       names.push_back(starters[i]->name());
     }

@@ -113,8 +113,16 @@ struct BenchConfig {
 };
 
 struct StarterRun {
-  double ms = 0;
+  double ms = 0;  // stop - start
   Phases phases;  // qlaunch: its timings_ms; empty for the others
+  // Where the clock started and stopped (steady_clock = CLOCK_MONOTONIC, which every process of
+  // the host shares): the report gives them, so that a run can be lined up with what was seen from
+  // outside it (a QMP exchange, a child's exit).
+  std::chrono::steady_clock::time_point start, stop;
+
+  static StarterRun Between(std::chrono::steady_clock::time_point start, std::chrono::steady_clock::time_point stop) {
+    return {std::chrono::duration<double, std::milli>(stop - start).count(), {}, start, stop};
+  }
 };
 
 class Starter {
@@ -163,6 +171,7 @@ struct StarterResult {
   std::string name;
   double warmup_ms = 0;
   std::vector<double> runs_ms;  // by round
+  std::vector<std::pair<int64_t, int64_t>> runs_clock_ns;  // by round: start and stop, ns of CLOCK_MONOTONIC
 };
 
 struct BenchResult {

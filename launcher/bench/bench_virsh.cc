@@ -42,7 +42,7 @@ class VirshStarter : public Starter {
       Cleanup(milliseconds(0));
       throw std::runtime_error("virsh destroy " + cfg_.name + " " + destroy.Describe() + destroy.ErrTail());
     }
-    return {create.ms, {}};
+    return StarterRun::Between(create.forked, create.exited);
   }
 
  private:

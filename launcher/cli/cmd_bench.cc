@@ -92,8 +92,8 @@ void AddBenchCommand(CLI::App& app, CommandAction* action) {
                   "the kernel reference program (default: populate_ref beside qlaunch, or in ../lib/qlaunch)");
   sub->add_flag("--json", o->json,
                 "print one JSON object instead of tables: {\"domain\",\"runs\",\"order\",\"starters\":\n"
-                "{NAME:{\"runs_ms\",\"median\",\"min\",\"max\"}},\"ratios\",\"qlaunch_phases\",\"skipped\",\n"
-                "\"hugepages\",...}");
+                "{NAME:{\"runs_ms\",\"runs_clock_ns\",\"median\",\"min\",\"max\"}},\"ratios\",\"qlaunch_phases\",\n"
+                "\"skipped\",\"hugepages\",...}");
   sub->add_option("--plot", o->plot, "also draw every run into this PNG file (needs gnuplot)");
   sub->add_option("--qemu", o->request.cfg.qemu,
                   "QEMU binary for qlaunch and plain QEMU (default: the domain's <emulator>, else\n"

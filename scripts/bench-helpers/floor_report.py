@@ -1,13 +1,18 @@
 """Issue 22's part of docs/benchmarks.md: a start's fixed cost against QEMU's own floor.
 
-floor_target_rows() gives the rows of the Targets table for one accelerator's results; overlap_table() the start
+floor_targets() checks issue 22's targets against one accelerator's results (each with its figure, its limit and
+whether it is met); floor_target_rows() gives them as the rows of the Targets table for one accelerator's results; overlap_table() the start
 bench against the kernel, the floor and the two run together; tcg_section() the section that repeats the
 start-latency and --run-early benches under TCG on a machine whose main run had KVM (the issue's figures and targets
 were set under TCG; under KVM, QEMU's own start-up grows with the guest's size).
 """
-from bench_data import fmt_ms, fmt_r, med, phase_median, starter, verdict
+import json
+import sys
+
+from bench_data import fmt_ms, fmt_r, med, phase_median, starter
 
 EARLY_OVER_FLOOR_MS = 15      # --run-early: running - floor, every size
+START_TARGET_GIB = 8          # the size the two start targets below are set at
 START_OVER_SUM_RATIO = 0.95   # start, 8 GiB: total / (kernel + floor), per round
 START_OWN_SHARE_MS = 15       # start, 8 GiB: total - (floor + kernel)
 UNACCOUNTED_MS = 2            # no phase holds more than this of a start
@@ -61,32 +66,53 @@ def overlap_table(starts, command, explain=True):
     return L
 
 
-def floor_target_rows(starts, earlies, accel=""):
-    """The Targets rows of issue 22 for one accelerator's benches; `accel` labels them when there are two."""
+def target(text, value, limit, unit, absolute=False):
+    """One target: met when the value (its magnitude with `absolute`) is at most the limit; met is None without a
+    value, or without a limit (a reference figure)."""
+    met = None if value is None or limit is None else (abs(value) if absolute else value) <= limit
+    return {"target": text, "value": value, "limit": limit, "unit": unit, "met": met}
+
+
+def floor_targets(starts, earlies, accel=""):
+    """Issue 22's targets for one accelerator's benches ({(GiB, cells): `qlaunch bench --json`}): `starts` against
+    kernel, floor (and overlap), `earlies` with -- --run-early against the floor; `accel` labels them when there are
+    two."""
     tag = f" ({accel})" if accel else ""
-    rows = []
+    out = []
     for (s, c), b in earlies.items():
-        v = b.get("differences_ms", {}).get("running - floor")
-        rows.append(f"| `--run-early`: running − QEMU floor ≤ {EARLY_OVER_FLOOR_MS} ms at {s} GiB{tag} | {fmt_ms(v)} ms | "
-                    f"{verdict(v, EARLY_OVER_FLOOR_MS)} |")
+        out.append(target(f"`--run-early`: running − QEMU floor ≤ {EARLY_OVER_FLOOR_MS} ms at {s} GiB{tag}",
+                          b.get("differences_ms", {}).get("running - floor"), EARLY_OVER_FLOOR_MS, "ms"))
     for (s, c), b in starts.items():
-        if s == 8:
-            v = over_sum_ratio(b)
-            rows.append(f"| `start`: total / (kernel + floor) ≤ {START_OVER_SUM_RATIO} at {s} GiB{tag} | {fmt_r(v)} | "
-                        f"{verdict(v, START_OVER_SUM_RATIO)} |")
+        if s == START_TARGET_GIB:
+            out.append(target(f"`start`: total / (kernel + floor) ≤ {START_OVER_SUM_RATIO} at {s} GiB{tag}",
+                              over_sum_ratio(b), START_OVER_SUM_RATIO, "ratio"))
             v = overlap_ratio(b)
             if v is not None:
-                rows.append(f"| `start`: the host's own limit for it, overlap / (kernel + floor), at {s} GiB{tag} | "
-                            f"{fmt_r(v)} | reference |")
-            v = b.get("differences_ms", {}).get("total - (floor + kernel)")
-            rows.append(f"| `start`: total − (floor + kernel) ≤ {START_OWN_SHARE_MS} ms at {s} GiB{tag} | {fmt_ms(v)} ms | "
-                        f"{verdict(v, START_OWN_SHARE_MS)} |")
-    for (s, c), b in list(starts.items()) + list(earlies.items()):
-        v = phase_median(b, "unaccounted")
-        if v is not None:
-            early = " (--run-early)" if b in earlies.values() else ""
-            rows.append(f"| unaccounted < {UNACCOUNTED_MS} ms at {s} GiB{early}{tag} | {v:.3f} ms | "
-                        f"{verdict(abs(v), UNACCOUNTED_MS)} |")
+                out.append(target(f"`start`: the host's own limit for it, overlap / (kernel + floor), at {s} GiB{tag}",
+                                  v, None, "ratio"))
+            out.append(target(f"`start`: total − (floor + kernel) ≤ {START_OWN_SHARE_MS} ms at {s} GiB{tag}",
+                              b.get("differences_ms", {}).get("total - (floor + kernel)"), START_OWN_SHARE_MS, "ms"))
+    for early, benches in (("", starts), (" (--run-early)", earlies)):
+        for (s, c), b in benches.items():
+            v = phase_median(b, "unaccounted")
+            if v is None:
+                continue
+            out.append(target(f"unaccounted < {UNACCOUNTED_MS} ms at {s} GiB{early}{tag}", v, UNACCOUNTED_MS, "ms",
+                              True))
+    return out
+
+
+def floor_target_rows(starts, earlies, accel=""):
+    """The Targets rows of issue 22 for one accelerator's benches (floor_targets())."""
+    rows = []
+    for t in floor_targets(starts, earlies, accel):
+        if t["unit"] == "ratio":
+            value = fmt_r(t["value"])
+        else:
+            value = f"{t['value']:.3f} ms" if t["target"].startswith("unaccounted") else f"{fmt_ms(t['value'])} ms"
+        verdict = "reference" if t["limit"] is None else "—" if t["met"] is None else \
+            "met" if t["met"] else "**not met**"
+        rows.append(f"| {t['target']} | {value} | {verdict} |")
     return rows
 
 
@@ -114,3 +140,23 @@ def tcg_section(starts, earlies, number):
               f"{fmt_ms(d.get('running - floor-sized'))} | {fmt_ms(starter(b, 'qlaunch'))} | {fmt_ms(starter(b, 'kernel'))} |")
         w("")
     return L
+
+
+def main(argv):
+    """floor_report.py [--gib N] START.json [EARLY.json]: issue 22's targets, as JSON on stdout, for one
+    `qlaunch bench --json --against kernel,floor[,overlap]` result and one with `-- --run-early` (against at least the
+    floor), both of a domain of N GiB (default START_TARGET_GIB, the size the start targets are set at)."""
+    gib = START_TARGET_GIB
+    if argv[:1] == ["--gib"]:
+        gib, argv = int(argv[1]), argv[2:]
+    if not 1 <= len(argv) <= 2:
+        sys.exit(main.__doc__)
+    starts = {(gib, 0): json.load(open(argv[0]))}
+    earlies = {(gib, 0): json.load(open(argv[1]))} if len(argv) > 1 else {}
+    json.dump({"targets": floor_targets(starts, earlies)}, sys.stdout, indent=1, ensure_ascii=False)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -150,7 +150,7 @@ def write_doc(machine, starts, earlies, gigantic, pre, planner, work, tcg_starts
             r = paired(v["qlaunch"], v["ref"])
             w(f"| `qlaunch prealloc` / populate_ref ≤ {PREALLOC_RATIO}, {page} pages, {gib} GiB, {t} thread(s) | {fmt_r(r)} | "
               f"{verdict(r, PREALLOC_RATIO)} |")
-    L.extend(target_rows(os.path.join(work, "fixed-cost.json"), verdict))
+    L.extend(target_rows(os.path.join(work, "fixed-cost.json")))
     w("")
     w("What stands behind a target that is not met is said in the section it comes from.")
     w("")

@@ -27,12 +27,16 @@ using testing::LibvirtCaseOf;
 using testing::LibvirtExpect;
 
 // Error cases whose error is about the domain alone (libvirt's parser/validator).
-const std::set<std::string> kDomainLevelErrors = {"hugepages-nodeset-nonexist", "numatune-memnode-nocpu",
-                                                  "numatune-memory-invalid-nodeset"};
+const std::set<std::string> kDomainLevelErrors = {
+    "cpu-numa3", "hugepages-memaccess-invalid", "hugepages-nodeset-nonexist", "hugepages-numa-nodeset-nonexist",
+    "memory-hotplug-invalid-targetnode", "memory-hotplug-nonuma", "numatune-memnode-invalid-mode",
+    "numatune-memnode-nocpu", "numatune-memnodes-problematic", "numatune-memory-invalid-nodeset"};
 // Error cases that fail only against libvirt's test host (hugetlbfs mounts, host NUMA nodes).
-const std::set<std::string> kHostLevelErrors = {"hugepages-default-5M", "numatune-static-nodeset-exceed-hostnode"};
+const std::set<std::string> kHostLevelErrors = {"hugepages-default-5M", "numatune-memnode-unavailable-strict",
+                                                "numatune-static-nodeset-exceed-hostnode"};
 // Error cases with a value libvirt's parser refuses, as qlaunch's parser does.
-const std::set<std::string> kParserRefuses = {"numatune-memory-invalid-nodeset"};
+const std::set<std::string> kParserRefuses = {"hugepages-memaccess-invalid", "numatune-memnode-invalid-mode",
+                                              "numatune-memory-invalid-nodeset"};
 // Accepted by libvirt, which silently replaces <memory> by the cells' sum (plus memory devices);
 // qlaunch refuses the mismatch (docs/libvirt-differences.md, difference 1).
 const std::set<std::string>& kMemoryMismatch = testing::LibvirtMemoryMismatchCases();

@@ -54,17 +54,23 @@ inline std::string LibvirtCorpusProblem() {
 // seeds from this list too (it reads the quoted names between this line and the closing brace).
 inline const std::vector<std::string>& LibvirtCaseNames() {
   static const std::vector<std::string> names = {
-      "cpu-numa-disjoint", "cpu-numa-memshared", "cpu-numa1", "cpu-numa2", "cputune-numatune",
-      "fd-memory-no-numa-topology", "fd-memory-numa-topology", "fd-memory-numa-topology2",
-      "fd-memory-numa-topology3", "hugepages-default", "hugepages-default-2M", "hugepages-default-5M",
-      "hugepages-memaccess", "hugepages-memaccess2", "hugepages-memaccess3", "hugepages-nodeset",
+      "cpu-numa-disjoint", "cpu-numa-memshared", "cpu-numa-no-memory-element", "cpu-numa1", "cpu-numa2",
+      "cpu-numa3", "cputune-numatune", "fd-memory-no-numa-topology", "fd-memory-numa-topology",
+      "fd-memory-numa-topology2", "fd-memory-numa-topology3", "hugepages-default", "hugepages-default-2M",
+      "hugepages-default-5M", "hugepages-default-system-size", "hugepages-memaccess",
+      "hugepages-memaccess-invalid", "hugepages-memaccess2", "hugepages-memaccess3", "hugepages-nodeset",
       "hugepages-nodeset-nonexist", "hugepages-numa-default", "hugepages-numa-default-2M",
-      "hugepages-numa-default-dimm", "hugepages-numa-nodeset", "hugepages-numa-nodeset-part",
-      "hugepages-shared", "memfd-memory-default-hugepage", "memfd-memory-numa", "memory-hotplug-dimm",
-      "memory-hotplug-dimm-addr", "memorybacking-set", "memorybacking-unset", "mlock-off", "mlock-on",
-      "numatune-memnode", "numatune-memnode-no-memory", "numatune-memnode-nocpu",
-      "numatune-memory-invalid-nodeset", "numatune-static-nodeset-exceed-hostnode", "numatune-system-memory",
-      "pages-dimm-discard",
+      "hugepages-numa-default-dimm", "hugepages-numa-nodeset", "hugepages-numa-nodeset-nonexist",
+      "hugepages-numa-nodeset-part", "hugepages-nvdimm", "hugepages-shared", "memfd-memory-default-hugepage",
+      "memfd-memory-numa", "memory-hotplug", "memory-hotplug-dimm", "memory-hotplug-dimm-addr",
+      "memory-hotplug-invalid-targetnode", "memory-hotplug-nonuma", "memory-hotplug-nvdimm",
+      "memory-hotplug-virtio-mem", "memorybacking-set", "memorybacking-unset", "mlock-off", "mlock-on",
+      "numatune-auto-nodeset-invalid", "numatune-auto-prefer", "numatune-memnode",
+      "numatune-memnode-invalid-mode", "numatune-memnode-no-memory", "numatune-memnode-nocpu",
+      "numatune-memnode-restrictive-mode", "numatune-memnode-unavailable-strict",
+      "numatune-memnodes-problematic", "numatune-memory", "numatune-memory-invalid-nodeset",
+      "numatune-no-vcpu", "numatune-static-nodeset-exceed-hostnode", "numatune-system-memory",
+      "pages-dimm-discard", "pages-discard", "pages-discard-hugepages",
   };
   return names;
 }
@@ -176,7 +182,9 @@ inline std::string LibvirtReason(std::string text) {
 inline const std::set<std::string>& LibvirtMemoryMismatchCases() {
   static const std::set<std::string> cases = {"fd-memory-numa-topology2", "fd-memory-numa-topology3",
                                               "hugepages-numa-default",   "hugepages-numa-default-dimm",
-                                              "memory-hotplug-dimm",      "memory-hotplug-dimm-addr"};
+                                              "hugepages-nvdimm",         "memory-hotplug-dimm",
+                                              "memory-hotplug-dimm-addr", "memory-hotplug-nvdimm",
+                                              "memory-hotplug-virtio-mem"};
   return cases;
 }
 

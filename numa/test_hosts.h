@@ -14,8 +14,8 @@ inline std::filesystem::path FixtureHost(const std::string& name) {
   return std::filesystem::path(QLAUNCH_SOURCE_DIR) / "tests/fixtures/hosts" / name;
 }
 
-// libvirt's fake host from its own test suite (node/online, node/nodeN/cpulist and cpu links
-// only): qlaunch::testing::LibvirtFakeHost() in tests/support/libvirt_corpus.h.
+// libvirt's fake host from its own test suite (tests/vircaps2xmldata/linux-basic of the libvirt
+// source scripts/setup fetches): qlaunch::testing::LibvirtFakeHost() in tests/support/libvirt_corpus.h.
 using qlaunch::testing::LibvirtFakeHost;
 
 inline HostTopology ReadAt(const std::filesystem::path& root) {

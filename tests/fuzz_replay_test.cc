@@ -60,12 +60,15 @@ TEST(FuzzReplay, EveryRegressionInputStaysFixed) {
 TEST(FuzzReplay, EverySeedGoesThroughThePipeline) {
   std::map<std::string, int> outcomes;
   size_t seeds = 0;
-  for (const fs::path& dir : {kSource / "examples", kSource / "tests/fixtures/domains", kSource / "tests/fixtures/differential",
-                              kSource / "tests/fixtures/libvirt/cases"}) {
-    for (const fs::path& f : FilesUnder(dir, true)) {
-      ++seeds;
-      ++outcomes[ToString(Replay(f))];
-    }
+  std::vector<fs::path> files;
+  for (const fs::path& dir : {kSource / "examples", kSource / "tests/fixtures/domains", kSource / "tests/fixtures/differential"})
+    for (const fs::path& f : FilesUnder(dir, true)) files.push_back(f);
+  // libvirt's own cases, from the libvirt source scripts/setup fetches (as scripts/fuzz seeds them).
+  ASSERT_EQ(LibvirtCorpusProblem(), "");
+  for (const std::string& name : LibvirtCasesWithXml()) files.push_back(LibvirtCaseOf(name).xml);
+  for (const fs::path& f : files) {
+    ++seeds;
+    ++outcomes[ToString(Replay(f))];
   }
   std::string summary;
   for (const auto& [outcome, n] : outcomes) summary += " " + outcome + "=" + std::to_string(n);
@@ -76,16 +79,17 @@ TEST(FuzzReplay, EverySeedGoesThroughThePipeline) {
     EXPECT_EQ(ToString(Replay(f)), std::string("planned")) << f;
 
   // Every seed libvirt accepts plans, except the <memory> mismatches qlaunch refuses on purpose
-  // (difference 1): libvirt's own cases with expected args, on libvirt's own test host (where
-  // libvirt accepted them), and the differential's and the virt-install corpus (accepted by the
-  // real libvirt), on the pipeline's fixture host.
+  // (difference 1): libvirt's own cases with expected args (for its newest or for older QEMU
+  // capabilities), on libvirt's own test host (where libvirt accepted them), and the
+  // differential's and the virt-install corpus (accepted by the real libvirt), on the pipeline's
+  // fixture host.
   PipelineInputs libvirt_host = Inputs();
   libvirt_host.host = LibvirtHost();
   size_t accepted = 0;
-  for (const std::string& args : LibvirtCorpusFiles(".x86_64-latest.args")) {
-    const std::string name = args.substr(0, args.size() - std::string(".x86_64-latest.args").size());
-    const fs::path xml = LibvirtCorpusCases() / (name + ".xml");
-    if (!fs::exists(xml)) continue;  // hugepages-nodeset: its expected args without its XML (SOURCES.md)
+  std::vector<std::string> libvirt_accepted = LibvirtCases(LibvirtExpect::kArgs);
+  for (const std::string& name : LibvirtCases(LibvirtExpect::kLegacyArgs)) libvirt_accepted.push_back(name);
+  for (const std::string& name : libvirt_accepted) {
+    const fs::path xml = LibvirtCaseOf(name).xml;
     const std::string want = LibvirtMemoryMismatchCases().contains(name) ? "invalid" : "planned";
     EXPECT_EQ(ToString(Replay(xml, libvirt_host)), want) << xml;
     ++accepted;

@@ -1,4 +1,4 @@
-// Reading libvirt's expected-args files (tests/qemuxmlconfdata/*.args format): one option and
+// Reading libvirt's expected-args files (tests/qemuxml2argvdata/*.args format): one option and
 // its value per line, JSON values in single quotes.
 #pragma once
 

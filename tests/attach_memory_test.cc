@@ -220,9 +220,9 @@ TEST_F(AttachMemoryTest, AVirtioMemDeviceAttachedAtRunTimeGrowsAndShrinksTheGues
   EXPECT_NE(detach.err.find("cannot be unplugged"), std::string::npos) << detach.Describe();
   EXPECT_NE(detach.err.find("--requested-size 0"), std::string::npos) << detach.Describe();
   EXPECT_EQ(MemoryDevices("am-vmem"), 1u);
-  // Past the guest's next reports (once a second): a refusal that sent anything (a device_del, a
-  // requested-size of 0) would show in the guest, the pool and QEMU's device by then.
-  std::this_thread::sleep_for(std::chrono::seconds(3));
+  // Two of the guest's reports later (once a second): a refusal that sent anything (a device_del,
+  // a requested-size of 0) would show in the guest, the pool and QEMU's device by then.
+  ASSERT_TRUE(guest.AwaitNewReports("mem", 2, std::chrono::seconds(30))) << "the guest stopped reporting";
   EXPECT_EQ(mem_total_is(base + 128 * 1024), base + 128 * 1024);
   EXPECT_EQ(HugepagesFree(), 64u);
   RunResult kept = Qlaunch({"qemu-monitor-command", "am-vmem", R"({"execute":"query-memory-devices"})"});

@@ -134,7 +134,7 @@ TEST_F(SetmemTest, ABootedGuestGivesMemoryBackAndTakesItAgain) {
     RunResult r = Qlaunch(args);
     EXPECT_EQ(r.exit_code, 1) << r.Describe();
   }
-  std::this_thread::sleep_for(std::chrono::seconds(3));
+  ASSERT_TRUE(guest.AwaitNewReports("mem", 2, std::chrono::seconds(30))) << "the guest stopped reporting";
   EXPECT_EQ(QemuBalloon("sm-boot"), 256u << 20) << "a refused setmem moved the balloon";
   EXPECT_EQ(mem_total([](uint64_t) { return true; }, std::chrono::seconds(5)), full) << "a refused setmem reached the guest";
 

@@ -148,7 +148,8 @@ TEST_F(SetvcpusTest, ABootedGuestSeesVcpusComeAndKeepsThemUnderTcg) {
   RunResult down = Qlaunch({"setvcpus", "--timeout", "60", "sv-boot", "2"});
   EXPECT_EQ(down.exit_code, 1) << down.Describe();
   EXPECT_NE(down.err.find("under TCG"), std::string::npos) << down.Describe();
-  std::this_thread::sleep_for(std::chrono::seconds(3));  // past the guest's next report
+  // Two reports later the guest has had a second to take a vCPU away, had it been asked to.
+  ASSERT_TRUE(guest.AwaitNewReports("cpus", 2, std::chrono::seconds(30))) << "the guest stopped reporting";
   EXPECT_EQ(cpus_reach("0-2 0-2", std::chrono::seconds(5)), "0-2 0-2");
   EXPECT_EQ(Info("sv-boot").value("vcpus", 0u), 3u);
   EXPECT_EQ(Info("sv-boot").value("state", ""), "running");

@@ -151,7 +151,7 @@ TEST_F(UpdateMemoryDeviceTest, ABootedGuestPlugsAndUnplugsOnHugepages) {
 
   // The guest's driver plugs what was requested at start; the device preallocates it on huge pages.
   EXPECT_EQ(PluggedReaches("um-boot", 64 * MiB, std::chrono::seconds(120)), 64 * MiB);
-  std::this_thread::sleep_for(std::chrono::seconds(2));  // a report after the plug
+  ASSERT_TRUE(guest.AwaitNewReports("mem", 1, std::chrono::seconds(30))) << "no report after the plug";
   const std::string first = guest.Report("mem", [](const std::string&) { return true; }, std::chrono::seconds(60));
   ASSERT_FALSE(first.empty()) << "the guest never reported its memory";
   const uint64_t base = std::stoull(first);

@@ -44,6 +44,15 @@ std::string HotplugGuest::Report(const std::string& kind, const std::function<bo
   return last;
 }
 
+bool HotplugGuest::AwaitNewReports(const std::string& kind, size_t n, std::chrono::seconds limit) const {
+  const size_t want = Reports(kind).size() + n;
+  for (auto end = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < end;) {
+    if (Reports(kind).size() >= want) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return Reports(kind).size() >= want;
+}
+
 HotplugGuest MakeHotplugGuest(const fs::path& dir, const std::string& init) {
   HotplugGuest g;
   g.tag = "QLAUNCH-" + init.substr(0, init.rfind("-init"));

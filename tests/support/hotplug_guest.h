@@ -27,6 +27,9 @@ struct HotplugGuest {
   // value seen when it never does ("" when the guest never reported).
   std::string Report(const std::string& kind, const std::function<bool(const std::string&)>& ok,
                      std::chrono::seconds limit) const;
+  // Waits until `n` more "<kind>" reports than there are now have come (at most `limit`): what
+  // the guest reports next was seen after this call. False when they did not come in time.
+  bool AwaitNewReports(const std::string& kind, size_t n, std::chrono::seconds limit) const;
 };
 
 // Builds the guest's files in `dir` (the kernel copied, the initramfs made with tests/boot/`init`

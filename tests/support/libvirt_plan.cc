@@ -11,6 +11,7 @@
 #include "domain/validate.h"
 #include "qemu_cmd/caps.h"
 #include "support/libvirt_corpus.h"
+#include "support/qemu_opts_split.h"
 
 namespace qlaunch::testing {
 
@@ -23,24 +24,12 @@ qemu::QemuCaps Caps72() {
   return nlohmann::json::parse(in).get<qemu::QemuCaps>();
 }
 
-// "key=value" items of a comma-separated option, the first item (no '=') apart.
+// "key=value" items of a comma-separated option as QEMU reads them, the implied first item apart.
 std::vector<std::pair<std::string, std::string>> Items(const std::string& value, std::string* head) {
-  std::vector<std::pair<std::string, std::string>> out;
-  size_t start = 0;
-  bool first = true;
-  while (start <= value.size()) {
-    size_t comma = value.find(',', start);
-    if (comma == std::string::npos) comma = value.size();
-    std::string item = value.substr(start, comma - start);
-    start = comma + 1;
-    size_t eq = item.find('=');
-    if (first && eq == std::string::npos && head) {
-      *head = item;
-    } else {
-      out.emplace_back(item.substr(0, eq), eq == std::string::npos ? "" : item.substr(eq + 1));
-    }
-    first = false;
-    if (comma == value.size()) break;
+  std::vector<std::pair<std::string, std::string>> out = QemuOptsPairs(value);
+  if (!out.empty() && out.front().first.empty()) {
+    if (head) *head = out.front().second;
+    out.erase(out.begin());
   }
   return out;
 }

@@ -11,6 +11,7 @@
 
 #include "domain/xml_doc.h"
 #include "domain/xml_node.h"
+#include "launcher/lifecycle/xml_edit.h"
 
 namespace qlaunch::launcher {
 
@@ -23,8 +24,10 @@ using domain::NodeAttr;
 using domain::NodeLine;
 using domain::NodeName;
 
-const xmlChar* X(const char* s) { return reinterpret_cast<const xmlChar*>(s); }
-const xmlChar* X(const std::string& s) { return X(s.c_str()); }
+using xml_edit::AddChild;
+using xml_edit::Child;
+using xml_edit::SetAttr;
+using xml_edit::X;
 
 // A number as libvirt writes it ("3", "0x03"); 0 for anything else.
 unsigned long Num(const std::string& s) { return std::strtoul(s.c_str(), nullptr, 0); }
@@ -33,20 +36,6 @@ std::string Hex(unsigned v, int width) {
   char b[16];
   std::snprintf(b, sizeof b, "0x%0*x", width, v);
   return b;
-}
-
-xmlNode* Child(xmlNode* parent, const char* name) {
-  for (xmlNode* c = parent->children; c; c = c->next)
-    if (c->type == XML_ELEMENT_NODE && NodeName(c) == name) return c;
-  return nullptr;
-}
-
-void SetAttr(xmlNode* node, const char* name, const std::string& value) { xmlSetProp(node, X(name), X(value)); }
-
-// A new child element: before `before` when given, else last.
-xmlNode* AddChild(xmlNode* parent, const char* name, xmlNode* before = nullptr) {
-  xmlNode* n = xmlNewDocNode(parent->doc, nullptr, X(name), nullptr);
-  return before ? xmlAddPrevSibling(before, n) : xmlAddChild(parent, n);
 }
 
 // Where the alias and the address go: libvirt writes them last, the alias before the address.
@@ -192,31 +181,6 @@ void FillChardev(xmlNode* c, const std::string& chardev_id, const LiveXmlInput& 
     SetAttr(source, "mode", NodeAttr(source, "mode").value_or("bind"));
     SetAttr(source, "path", in.channel_dir + "/" + name);
   }
-}
-
-// Whitespace between elements goes, so that the writer indents what was added like the rest.
-void DropBlankText(xmlNode* node) {
-  bool has_element = false;
-  for (xmlNode* c = node->children; c; c = c->next) has_element |= c->type == XML_ELEMENT_NODE;
-  for (xmlNode* c = node->children; c;) {
-    xmlNode* next = c->next;
-    if (c->type == XML_TEXT_NODE && has_element && xmlIsBlankNode(c)) {
-      xmlUnlinkNode(c);
-      xmlFreeNode(c);
-    } else if (c->type == XML_ELEMENT_NODE) {
-      DropBlankText(c);
-    }
-    c = next;
-  }
-}
-
-std::string Write(xmlDoc* doc) {
-  DropBlankText(xmlDocGetRootElement(doc));
-  xmlBuffer* buf = xmlBufferCreate();
-  xmlNodeDump(buf, doc, xmlDocGetRootElement(doc), 0, 1);
-  std::string out(reinterpret_cast<const char*>(xmlBufferContent(buf)), xmlBufferLength(buf));
-  xmlBufferFree(buf);
-  return out + "\n";
 }
 
 // A new device element where libvirt keeps its kind: after the last element of the first of
@@ -409,7 +373,7 @@ std::string LiveDomainXml(const LiveXmlInput& in) {
     }
   }
   AddBuiltinControllers(devices, IsQ35(root));
-  return Write(doc.MutableDoc());
+  return xml_edit::WriteIndented(doc.MutableDoc());
 }
 
 }  // namespace qlaunch::launcher

@@ -11,6 +11,7 @@
 #include "domain/xml_node.h"
 #include "launcher/host/state_dir.h"
 #include "launcher/lifecycle/running_def.h"
+#include "launcher/lifecycle/xml_edit.h"
 
 namespace qlaunch::launcher {
 
@@ -21,13 +22,8 @@ namespace {
 
 constexpr const char* kMediaJson = "media.json";
 
-const xmlChar* X(const char* s) { return reinterpret_cast<const xmlChar*>(s); }
-
-xmlNode* FirstChild(xmlNode* parent, const char* name) {
-  for (xmlNode* c = parent ? parent->children : nullptr; c; c = c->next)
-    if (c->type == XML_ELEMENT_NODE && domain::NodeName(c) == name) return c;
-  return nullptr;
-}
+using xml_edit::X;
+using xml_edit::Child;
 
 // Where the root element starts: after the XML declaration, comments, processing instructions,
 // a DOCTYPE and whitespace. The prolog is kept byte for byte, so the root starts on its line.
@@ -75,13 +71,13 @@ std::string WithDiskSource(const std::string& xml, const std::string& file, cons
   domain::XmlDoc doc = domain::XmlDoc::Parse(xml, file);
   xmlNode* root = xmlDocGetRootElement(doc.MutableDoc());
   xmlNode* disk = nullptr;
-  for (xmlNode* c = FirstChild(root, "devices") ? FirstChild(root, "devices")->children : nullptr; c && !disk; c = c->next) {
+  for (xmlNode* c = Child(root, "devices") ? Child(root, "devices")->children : nullptr; c && !disk; c = c->next) {
     if (c->type != XML_ELEMENT_NODE || domain::NodeName(c) != "disk") continue;
-    const xmlNode* t = FirstChild(c, "target");
+    const xmlNode* t = Child(c, "target");
     if (t && domain::NodeAttr(t, "dev") == target) disk = c;
   }
   if (!disk) throw std::invalid_argument(file + ": no <disk> with <target dev='" + target + "'>");
-  xmlNode* src = FirstChild(disk, "source");
+  xmlNode* src = Child(disk, "source");
   if (source.empty()) {
     if (src) {
       xmlUnlinkNode(src);
@@ -91,7 +87,7 @@ std::string WithDiskSource(const std::string& xml, const std::string& file, cons
     xmlSetProp(disk, X("type"), X(type.c_str()));
     if (!src) {
       src = xmlNewDocNode(doc.MutableDoc(), nullptr, X("source"), nullptr);
-      xmlNode* before = FirstChild(disk, "target");  // a disk with a target dev has one
+      xmlNode* before = Child(disk, "target");  // a disk with a target dev has one
       xmlAddPrevSibling(before, src);
     }
     xmlUnsetProp(src, X("file"));

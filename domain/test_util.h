@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "domain/parser.h"
+#include "support/build_paths.h"
 
 namespace qlaunch::domain::testing {
 

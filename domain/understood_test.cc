@@ -1,4 +1,5 @@
 #include "domain/understood.h"
+#include "support/build_paths.h"
 
 #include <gtest/gtest.h>
 

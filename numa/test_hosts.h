@@ -7,6 +7,7 @@
 
 #include "numa/host_topology.h"
 #include "tests/support/libvirt_corpus.h"
+#include "support/build_paths.h"
 
 namespace qlaunch::numa::testing {
 

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/temp_dir.h"
+#include "support/build_paths.h"
 #include <nlohmann/json.hpp>
 
 namespace qlaunch::qemu {

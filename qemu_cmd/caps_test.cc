@@ -1,4 +1,5 @@
 #include "qemu_cmd/caps.h"
+#include "support/build_paths.h"
 
 #include <fstream>
 

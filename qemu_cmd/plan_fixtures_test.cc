@@ -5,6 +5,7 @@
 
 #include "numa/host_topology.h"
 #include "tests/support/plan_fixtures.h"
+#include "support/build_paths.h"
 
 namespace qlaunch::testing {
 namespace {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "support/bench_command.h"
+#include "support/build_paths.h"
 
 namespace qlaunch::testing {
 namespace {
@@ -58,7 +59,7 @@ class BenchCommandClockTest : public BenchCommandTest {
 TEST_F(BenchCommandClockTest, TheFloorStopsOnceQemuHasAnsweredAndTheKernelOnceThePopulateIsDone) {
   if (std::string why = ReservePool(); !why.empty()) GTEST_SKIP() << why;
   const std::string xml = WriteBenchDomain();
-  const std::string ref = QLAUNCH_BINARY_DIR "/populate_ref";
+  const std::string ref = std::string(QLAUNCH_BINARY_DIR) + "/populate_ref";
   ASSERT_EQ(::access(ref.c_str(), X_OK), 0) << ref << " is not built (cmake --build build --target populate_ref)";
   const std::string qemu = Witness("qemu", "qemu", kQemu72), populate = Witness("populate_ref", "populate", ref);
 

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "support/bench_command.h"
+#include "support/build_paths.h"
 
 namespace qlaunch::testing {
 namespace {
@@ -14,7 +15,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kHelpers = QLAUNCH_SOURCE_DIR "/scripts/bench-helpers";
+const std::string kHelpers = std::string(QLAUNCH_SOURCE_DIR) + "/scripts/bench-helpers";
 
 class BenchHelpersTest : public BenchCommandTest {
  protected:

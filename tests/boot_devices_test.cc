@@ -16,6 +16,7 @@
 #include "support/hugepages.h"
 #include "support/boot_kernel.h"
 #include "support/launch_env.h"
+#include "support/build_paths.h"
 
 namespace qlaunch::testing {
 namespace {

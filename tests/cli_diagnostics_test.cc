@@ -9,6 +9,7 @@
 
 #include "support/hardware.h"
 #include "support/qlaunch_run.h"
+#include "support/build_paths.h"
 
 namespace qlaunch::testing {
 namespace {

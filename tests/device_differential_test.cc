@@ -31,6 +31,7 @@
 #include "support/qmp_facts.h"
 #include "support/gtest_name.h"
 #include "support/slurp.h"
+#include "support/build_paths.h"
 
 namespace qlaunch::testing {
 namespace {

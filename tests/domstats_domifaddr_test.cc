@@ -21,6 +21,7 @@
 #include "support/launch_env.h"
 #include "support/libvirt.h"
 #include "support/slurp.h"
+#include "support/build_paths.h"
 
 namespace qlaunch::testing {
 namespace {

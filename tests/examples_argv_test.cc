@@ -29,6 +29,7 @@
 #include "support/hugepages.h"
 #include "support/launch_env.h"
 #include "support/gtest_name.h"
+#include "support/build_paths.h"
 
 namespace qlaunch {
 namespace {

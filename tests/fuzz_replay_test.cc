@@ -14,6 +14,7 @@
 #include "fuzz/domain_pipeline.h"
 #include "support/libvirt_corpus.h"
 #include "support/slurp.h"
+#include "support/build_paths.h"
 
 namespace qlaunch::testing {
 namespace {

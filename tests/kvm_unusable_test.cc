@@ -13,6 +13,7 @@
 #include "support/hardware.h"
 #include "support/hugepages.h"
 #include "support/launch_env.h"
+#include "support/build_paths.h"
 
 namespace qlaunch::testing {
 namespace {

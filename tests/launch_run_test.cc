@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "support/launch_env.h"
+#include "support/build_paths.h"
 
 namespace qlaunch::testing {
 namespace {

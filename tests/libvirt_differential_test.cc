@@ -30,6 +30,7 @@
 #include "support/qlaunch_run.h"
 #include "support/shell_words.h"
 #include "support/gtest_name.h"
+#include "support/build_paths.h"
 
 namespace qlaunch::testing {
 namespace {

@@ -7,6 +7,7 @@
 
 #include "support/qlaunch_run.h"
 #include "support/temp_dir.h"
+#include "support/build_paths.h"
 
 namespace qlaunch::testing {
 namespace {

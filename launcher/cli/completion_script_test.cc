@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "launcher/cli/cli.h"
+#include "support/build_paths.h"
 
 namespace qlaunch::launcher {
 namespace {

@@ -15,6 +15,7 @@
 #include "launcher/lifecycle/pci_addresses_of.h"
 #include "qemu_cmd/planner.h"
 #include "support/gtest_name.h"
+#include "support/build_paths.h"
 
 namespace qlaunch::launcher {
 namespace {

@@ -1,4 +1,5 @@
 #include "support/hardware.h"
+#include "support/build_paths.h"
 
 #include <fcntl.h>
 #include <linux/kvm.h>

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "support/boot_kernel.h"
+#include "support/build_paths.h"
 
 namespace qlaunch::testing {
 

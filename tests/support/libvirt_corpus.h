@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "numa/host_topology.h"
+#include "support/build_paths.h"
 
 namespace qlaunch::testing {
 

@@ -12,6 +12,7 @@
 #include "qemu_cmd/caps.h"
 #include "support/libvirt_corpus.h"
 #include "support/qemu_opts_split.h"
+#include "support/build_paths.h"
 
 namespace qlaunch::testing {
 

@@ -15,6 +15,7 @@
 #include "domain/domain_def.h"
 #include "numa/host_topology.h"
 #include "qemu_cmd/caps.h"
+#include "support/build_paths.h"
 
 namespace qlaunch::testing {
 

@@ -1,5 +1,6 @@
 #include "support/qlaunch_run.h"
 #include "support/slurp.h"
+#include "support/build_paths.h"
 
 #include <fcntl.h>
 #include <signal.h>

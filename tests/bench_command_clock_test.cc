@@ -27,10 +27,15 @@ class BenchCommandClockTest : public BenchCommandTest {
       std::ofstream(log_).flush();
       ::chmod(log_.c_str(), 0666);
     }
+    // A copy beside it: QEMU's user may not read the source tree (CI's clone is in a 0700 directory).
+    const fs::path witness = tmp() / "bench_witness.py";
+    if (!fs::exists(witness)) {
+      fs::copy_file(fs::path(QLAUNCH_SOURCE_DIR) / "tests/support/bench_witness.py", witness);
+      ::chmod(witness.c_str(), 0644);
+    }
     const fs::path script = tmp() / name;
-    std::ofstream(script) << "#!/bin/sh\nexec /usr/bin/python3 " << QLAUNCH_SOURCE_DIR
-                          << "/tests/support/bench_witness.py " << mode << " " << real << " " << log_.string()
-                          << " \"$@\"\n";
+    std::ofstream(script) << "#!/bin/sh\nexec /usr/bin/python3 " << witness.string() << " " << mode << " " << real
+                          << " " << log_.string() << " \"$@\"\n";
     ::chmod(script.c_str(), 0755);
     return script.string();
   }

@@ -145,7 +145,9 @@ TEST_F(BenchHelpersTest, FixedCostComparesRunAndStartFromOutsideAndChecksItsTarg
   }
   const json& v = res["version"];
   ASSERT_EQ(v["ratio"].size(), 1u) << v.dump();
-  EXPECT_NEAR(v["ratio"][0].get<double>(), v["qlaunch_ms"][0].get<double>() / v["true_ms"][0].get<double>(), 0.002)
+  // The ratio is that of the two times as written, rounded to 0.001 (once it was taken from the unrounded
+  // times, and a 60x ratio under ASan over a 1.26 ms /bin/true moved 0.0027 past the rounding).
+  EXPECT_NEAR(v["ratio"][0].get<double>(), v["qlaunch_ms"][0].get<double>() / v["true_ms"][0].get<double>(), 0.00051)
       << v.dump();
   EXPECT_EQ(v["ratio_median"], v["ratio"][0]) << v.dump();
 

@@ -198,9 +198,11 @@ def main():
             into["start_running_ms"].append(got["start"])
             into["run_running_ms"].append(got["run"])
             into["run_minus_start_ms"].append(round(got["run"] - got["start"], 3))
-            into["start_exit_ms"].append(round(got["exit"], 3))
-            into["run_ready_ms"].append(round(got["ready"], 3))
-            into["ready_minus_exit_ms"].append(round(got["ready"] - got["exit"], 3))
+            # rounded first, so that each difference is that of the figures written beside it
+            exit_ms, ready_ms = round(got["exit"], 3), round(got["ready"], 3)
+            into["start_exit_ms"].append(exit_ms)
+            into["run_ready_ms"].append(ready_ms)
+            into["ready_minus_exit_ms"].append(round(ready_ms - exit_ms, 3))
         into["run_minus_start_median_ms"] = statistics.median(into["run_minus_start_ms"])
         into["ready_minus_exit_median_ms"] = statistics.median(into["ready_minus_exit_ms"])
 
@@ -214,8 +216,9 @@ def main():
         for r in range(rounds):
             t = exec_block(["/bin/true"], 200)
             q = exec_block([qlaunch, "--version"], 200)
-            ver["true_ms"].append(round(t, 4))
-            ver["qlaunch_ms"].append(round(q, 4))
+            t, q = round(t, 4), round(q, 4)  # the ratio is that of the figures written beside it
+            ver["true_ms"].append(t)
+            ver["qlaunch_ms"].append(q)
             ver["ratio"].append(round(q / t, 3))
     finally:
         os.dup2(saved, 1)

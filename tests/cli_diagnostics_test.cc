@@ -2,6 +2,9 @@
 // unsupported element is reported once, with file and line, by each command that reads it.
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -16,9 +19,22 @@ namespace {
 
 // Written by virt-install with devices qlaunch does not start (tests/fixtures/virtinst/generate).
 // Not a test of the accelerator: where KVM is missing, its TCG copy (the same lines).
+// The copy lies in a directory of this process, removed at its exit.
+struct CopyDir {
+  std::string path;
+  CopyDir() {
+    std::string tmpl = ::testing::TempDir() + "/qlaunch-cli-diagnostics.XXXXXX";
+    if (::mkdtemp(tmpl.data())) path = tmpl;
+  }
+  ~CopyDir() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+};
+const CopyDir kCopyDir;
 const std::string kXml = WithoutKvmWhereMissing(
     std::string(QLAUNCH_SOURCE_DIR) + "/tests/fixtures/virtinst/unsupported/q35-filesystem-tpm-smartcard.xml",
-    ::testing::TempDir() + "/qlaunch-cli-diagnostics");
+    kCopyDir.path);
 
 // Each "FILE:LINE: warning: ..." line of stderr with how often it appears.
 std::map<std::string, int> Warnings(const std::string& err) {

@@ -122,7 +122,15 @@ TEST(DeviceDifferential, CorpusHoldsItsFifteenFiles) {
   EXPECT_EQ(CorpusFiles().size(), 15u) << "tests/fixtures/virtinst/*.xml (see its README)";
 }
 
-class DeviceDifferentialTest : public LaunchTest, public ::testing::WithParamInterface<std::string> {};
+class DeviceDifferentialTest : public LaunchTest, public ::testing::WithParamInterface<std::string> {
+ protected:
+  // The corpus names its disks at a fixed path (virt-install wrote it): each case makes them, and
+  // they go with the case (ctest runs one case a process), owners and all.
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    fs::remove_all(kImages, ec);
+  }
+};
 
 TEST_P(DeviceDifferentialTest, QemuReportsTheSameDevicesAsUnderLibvirt) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root (libvirt's qemu:///system and qlaunch start)";

@@ -55,8 +55,8 @@ void AddMonitorCommand(CLI::App& app, CommandAction* action) {
       "         qlaunch qemu-monitor-command --hmp two-cells 'info numa'");
   SetKind(sub->add_option("NAME", o->name, "the domain's <name>"), ArgKind::kDomain)->required();
   sub->add_option("COMMAND", o->command, "QMP JSON, or HMP text with --hmp")->required();
-  sub->add_flag("--hmp", o->hmp, "COMMAND is a human monitor command line");
-  sub->add_flag("--pretty", o->pretty, "indent the JSON reply");
+  sub->add_flag("--hmp", o->hmp, "a flag: COMMAND (the argument) is a human monitor command line, not QMP JSON");
+  sub->add_flag("--pretty", o->pretty, "indent the JSON reply (QMP)")->excludes("--hmp");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }
 

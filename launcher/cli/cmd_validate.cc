@@ -68,7 +68,13 @@ int Run(const Options& o) {
     else std::printf("%s\n", gres.c_str());
     return 0;
   }
-  std::printf("%s: valid for this host\n", o.xml.c_str());
+  // Checked against another host's /sys or another QEMU's capabilities: not this host.
+  std::string against = "this host";
+  if (!o.sysfs.empty() || !o.caps_file.empty()) {
+    if (!o.sysfs.empty()) against = "the host in " + o.sysfs;
+    if (!o.caps_file.empty()) against += " with the QEMU of " + o.caps_file;
+  }
+  std::printf("%s: valid for %s\n", o.xml == "-" ? "<stdin>" : o.xml.c_str(), against.c_str());
   return 0;
 }
 

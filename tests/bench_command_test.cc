@@ -245,11 +245,15 @@ TEST_F(BenchCommandTest, ErrorsBeforeAnyRun) {
   EXPECT_EQ(r.err.find("warm-up"), std::string::npos) << r.Describe();
 
   // Usage errors.
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"--runs", "0", xml}, {"--against", "lxc", xml}, {"--runs", "1", (tmp() / "missing.xml").string()}}) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--runs", "0", xml}, {"--against", "lxc", xml}}) {
     r = Bench(args);
     EXPECT_EQ(r.exit_code, 2) << r.Describe();
   }
+  // A domain XML that is not there is an error naming it (exit 1), before any run.
+  r = Bench({"--runs", "1", (tmp() / "missing.xml").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_NE(r.err.find("qlaunch: error: bench: cannot read " + (tmp() / "missing.xml").string()), std::string::npos)
+      << r.Describe();
   ExpectHostAsFound();
 }
 

@@ -151,7 +151,7 @@ TEST_F(MigrateLocalTest, RefusedWithTheDomainUntouched) {
   EXPECT_EQ(LivePidsWithCmdline("guest=" + dom_.name).size(), 1u);
 
   RunResult uri = Qlaunch({"migrate", dom_.name, "unix:/tmp/x.sock", "--local"});
-  EXPECT_EQ(uri.exit_code, 1);
+  EXPECT_EQ(uri.exit_code, 2);  // a usage error
   EXPECT_NE(uri.err.find("--local takes no URI"), std::string::npos) << uri.err;
   EXPECT_EQ(Qlaunch({"destroy", dom_.name}).exit_code, 0);
   ExpectHostClean(dom_.name, pid, free_before_);

@@ -2,14 +2,19 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 
 #include <CLI/CLI.hpp>
 
 #include "launcher/bench/bench_report.h"
 #include "launcher/bench/bench_starters.h"
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
+#include "launcher/cli/input_file.h"
 
 namespace qlaunch::launcher {
 
@@ -22,9 +27,29 @@ struct Options {
   std::string plot;
 };
 
+// A domain XML read from standard input, in a file of its own (mode 0600) removed afterwards.
+struct TempXml {
+  std::string path;
+  explicit TempXml(const std::string& xml) {
+    std::string name = (std::filesystem::temp_directory_path() / "qlaunch-bench-XXXXXX.xml").string();
+    const int fd = ::mkstemps(name.data(), 4);
+    if (fd < 0) throw std::runtime_error("cannot write the domain XML from standard input to " + name);
+    path = name;
+    const bool written = ::write(fd, xml.data(), xml.size()) == static_cast<ssize_t>(xml.size());
+    ::close(fd);
+    if (!written) throw std::runtime_error("cannot write the domain XML from standard input to " + path);
+  }
+  ~TempXml() { std::filesystem::remove(path); }
+  TempXml(const TempXml&) = delete;
+  TempXml& operator=(const TempXml&) = delete;
+};
+
 int Run(Options& o) {
   if (!o.plot.empty()) CheckPlotting(o.plot);  // before any run, not after minutes of them
   BenchRequest& req = o.request;
+  // "-": the XML from standard input, into a file of its own for every starter to read.
+  std::optional<TempXml> from_stdin;
+  if (req.cfg.domain_xml == "-") req.cfg.domain_xml = from_stdin.emplace(ReadStdinXml()).path;
   req.cfg.domain_xml = std::filesystem::absolute(req.cfg.domain_xml).string();
   req.virsh = req.qemu = req.kernel = req.floor = req.floor_sized = req.overlap = false;
   for (const auto& a : o.against)
@@ -75,9 +100,10 @@ void AddBenchCommand(CLI::App& app, CommandAction* action) {
       "failure, or SIGINT/SIGTERM, destroys what the bench started and removes its files. Needs root\n"
       "for what `start` needs root for (hugepages, qemu:///system).\n"
       "Example: qlaunch bench --runs 10 --plot start.png examples/demo-hugepages.xml -- --prealloc launcher");
-  sub->add_option("DOMAIN.xml", o->request.cfg.domain_xml, "libvirt domain XML")
-      ->required()
-      ->check(CLI::ExistingFile);
+  SetKind(sub->add_option("DOMAIN.xml", o->request.cfg.domain_xml,
+                          "libvirt domain XML; - reads it from standard input"),
+          ArgKind::kInputOrStdin)
+      ->required();
   sub->add_option("START_OPTIONS", o->request.cfg.start_options,
                   "after --: options passed on to `qlaunch start` (e.g. -- --prealloc launcher)");
   sub->add_option("--runs", o->request.rounds, "timed rounds, each running every starter once")
@@ -88,16 +114,17 @@ void AddBenchCommand(CLI::App& app, CommandAction* action) {
       ->delimiter(',')
       ->allow_extra_args(false)  // --against qemu vm.xml: the XML is no starter
       ->check(CLI::IsMember({"virsh", "qemu", "kernel", "floor", "floor-sized", "overlap"}));
-  sub->add_option("--populate-ref", o->request.populate_ref,
-                  "the kernel reference program (default: populate_ref beside qlaunch, or in ../lib/qlaunch)");
+  SetKind(sub->add_option("--populate-ref", o->request.populate_ref,
+                  "the kernel reference program (default: populate_ref beside qlaunch, or in ../lib/qlaunch)"),
+                          ArgKind::kPath);
   sub->add_flag("--json", o->json,
                 "print one JSON object instead of tables: {\"domain\",\"runs\",\"order\",\"starters\":\n"
                 "{NAME:{\"runs_ms\",\"runs_clock_ns\",\"median\",\"min\",\"max\"}},\"ratios\",\"qlaunch_phases\",\n"
                 "\"skipped\",\"hugepages\",...}");
-  sub->add_option("--plot", o->plot, "also draw every run into this PNG file (needs gnuplot)");
-  sub->add_option("--qemu", o->request.cfg.qemu,
+  SetKind(sub->add_option("--plot", o->plot, "also draw every run into this PNG file (needs gnuplot)"), ArgKind::kPath);
+  SetKind(sub->add_option("--qemu", o->request.cfg.qemu,
                   "QEMU binary for qlaunch and plain QEMU (default: the domain's <emulator>, else\n"
-                  "/usr/bin/qemu-system-x86_64); virsh always uses the domain's <emulator>");
+                  "/usr/bin/qemu-system-x86_64); virsh always uses the domain's <emulator>"), ArgKind::kPath);
   sub->add_option("--connect", o->request.cfg.uri, "libvirt URI for virsh")->capture_default_str();
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }

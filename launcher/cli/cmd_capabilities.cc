@@ -8,7 +8,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
+#include "launcher/cli/usage_error.h"
 #include "launcher/lifecycle/inputs.h"
 #include "launcher/lifecycle/slurm_gres.h"
 #include "numa/host_json.h"
@@ -74,6 +76,7 @@ void PrintHost(const numa::HostTopology& host) {
 }
 
 int Run(const Options& o) {
+  if (!o.node_name.empty() && o.format != "gres") throw UsageError("--node-name goes with --format gres");
   if (o.format == "gres") return RunGres(o);
   numa::HostTopology host = LoadHost(o.sysfs);
   nlohmann::json out;
@@ -117,13 +120,17 @@ void AddCapabilitiesCommand(CLI::App& app, CommandAction* action) {
       "pages of each size, one gres.conf line per host node (with its Cores=) where several have pages;\n"
       "a domain's share is what 'qlaunch validate --gres DOMAIN.xml' prints (sbatch --gres=...).\n"
       "Example: qlaunch capabilities --json; qlaunch capabilities --format gres >> /etc/slurm/gres.conf");
-  sub->add_option("--sysfs", o->sysfs, "read the host from this copy of /sys instead of the real one");
-  sub->add_option("--qemu", o->qemu, std::string("QEMU binary to probe (default ") + kDefaultEmulator + ")");
-  sub->add_option("--caps-file", o->caps_file, "use capabilities from this JSON file instead of probing QEMU");
+  SetKind(sub->add_option("--sysfs", o->sysfs, "read the host from this copy of /sys instead of the real one"),
+          ArgKind::kDir);
+  SetKind(sub->add_option("--qemu", o->qemu, std::string("QEMU binary to probe (default ") + kDefaultEmulator + ")"),
+          ArgKind::kPath);
+  SetKind(sub->add_option("--caps-file", o->caps_file, "use capabilities from this JSON file instead of probing QEMU"),
+          ArgKind::kInputFile);
   sub->add_flag("--json", o->json, "machine-readable output (= --format json)");
   sub->add_option("--format", o->format, "text, json, or gres (Slurm's slurm.conf and gres.conf lines)")
       ->check(CLI::IsMember({"text", "json", "gres"}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->excludes("--json");
   sub->add_option("--node-name", o->node_name, "the Slurm NodeName of this host for --format gres (default: hostname -s)");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }

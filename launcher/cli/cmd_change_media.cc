@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/host/state_dir.h"
 #include "launcher/lifecycle/media_change.h"
@@ -52,10 +53,11 @@ void AddChangeMediaCommand(CLI::App& app, CommandAction* action) {
       "domblklist show the new source. Without --eject/--insert/--update: --update.\n"
       "Example: qlaunch change-media vm1 sda /srv/iso/debian-12.iso\n"
       "         qlaunch change-media vm1 sda --eject");
-  sub->add_option("NAME", o->change.name, "the domain's <name>")->required();
+  SetKind(sub->add_option("NAME", o->change.name, "the domain's <name>"), ArgKind::kDomain)->required();
   sub->add_option("TARGET", o->change.target, "the drive: its <target dev> (sda, hdc) or its current source path")
       ->required();
-  sub->add_option("FILE", o->change.source, "the new medium (an image file or a block device)");
+  SetKind(sub->add_option("FILE", o->change.source, "the new medium (an image file or a block device)"),
+          ArgKind::kPath);
   CLI::Option* eject = sub->add_flag("--eject", o->eject, "remove the medium (the tray ends closed and empty)");
   CLI::Option* insert = sub->add_flag("--insert", o->insert, "insert FILE into an empty drive");
   CLI::Option* update = sub->add_flag("--update", o->update, "insert FILE, replacing the medium if there is one");

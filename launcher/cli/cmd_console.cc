@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/lifecycle/domain_session.h"
 
@@ -121,7 +122,7 @@ void AddConsoleCommand(CLI::App& app, CommandAction* action) {
       "Attach this terminal to a running domain's serial console (a <serial type='pty'> or\n"
       "<console type='pty'>), like `virsh console`; Ctrl-] leaves. Exit 1 when the console closes.\n"
       "Example: qlaunch console vm1");
-  sub->add_option("NAME", o->name, "the domain's <name>")->required();
+  SetKind(sub->add_option("NAME", o->name, "the domain's <name>"), ArgKind::kDomain)->required();
   sub->add_option("--devname", o->devname, "the character device (default: charserial0, else charconsole0)");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }

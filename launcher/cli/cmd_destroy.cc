@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/lifecycle/destroy.h"
 #include "launcher/host/state_dir.h"
@@ -33,7 +34,7 @@ void AddDestroyCommand(CLI::App& app, CommandAction* action) {
       "wait until its QEMU is gone (its hugepages are then back in the pool) and remove its state\n"
       "directory. Exit 1 with \"domain NAME is not running\" for an unknown name.\n"
       "Example: qlaunch destroy two-cells");
-  sub->add_option("NAME", o->name, "the domain's <name>")->required();
+  SetKind(sub->add_option("NAME", o->name, "the domain's <name>"), ArgKind::kDomain)->required();
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }
 

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/cli/virsh_table.h"
 #include "launcher/host/state_dir.h"
@@ -47,7 +48,7 @@ void AddDomblklistCommand(CLI::App& app, CommandAction* action) {
       "List a running domain's disks as `virsh domblklist` does: Target and Source (\"-\" for an empty\n"
       "cdrom); --details adds Type (file, block) and Device (disk, cdrom).\n"
       "Example: qlaunch domblklist --details vm1");
-  sub->add_option("NAME", o->name, "the domain's <name>")->required();
+  SetKind(sub->add_option("NAME", o->name, "the domain's <name>"), ArgKind::kDomain)->required();
   sub->add_flag("--details", o->details, "also the Type and Device columns");
   sub->add_flag("--json", o->json, "print [{\"type\",\"device\",\"target\",\"source\"}] (source null for none)");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/host/state_dir.h"
 #include "launcher/lifecycle/dom_ifaddr_read.h"
@@ -52,7 +53,7 @@ void AddDomifaddrCommand(CLI::App& app, CommandAction* action) {
       "org.qemu.guest_agent.0 channel); --source lease (the default) gives, for each user-network NIC,\n"
       "the address QEMU's DHCP server hands out (10.0.2.15/24: QEMU reports no leases).\n"
       "Example: qlaunch domifaddr --source agent vm1");
-  sub->add_option("NAME", o->name, "the domain's <name>")->required();
+  SetKind(sub->add_option("NAME", o->name, "the domain's <name>"), ArgKind::kDomain)->required();
   sub->add_option("--source", o->source, "where the addresses come from (default lease)")
       ->check(CLI::IsMember({"lease", "agent"}));
   sub->add_option("--interface", o->interface, "only this interface");

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/cli/virsh_table.h"
 #include "launcher/host/state_dir.h"
@@ -42,7 +43,7 @@ void AddDomiflistCommand(CLI::App& app, CommandAction* action) {
       "List a running domain's network interfaces as `virsh domiflist` does: Interface (the tap qlaunch\n"
       "made, \"-\" for user networking), Type, Source (the bridge), Model and MAC.\n"
       "Example: qlaunch domiflist vm1");
-  sub->add_option("NAME", o->name, "the domain's <name>")->required();
+  SetKind(sub->add_option("NAME", o->name, "the domain's <name>"), ArgKind::kDomain)->required();
   sub->add_flag("--json", o->json,
                 "print [{\"interface\",\"type\",\"source\",\"model\",\"mac\"}] (null where virsh prints \"-\")");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });

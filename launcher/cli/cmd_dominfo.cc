@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/host/state_dir.h"
 #include "launcher/lifecycle/domain_info.h"
@@ -78,7 +79,7 @@ void AddDominfoCommand(CLI::App& app, CommandAction* action) {
       "its graphics (listen address, port) and interfaces (MAC, model, tap, bridge); for each virtio-mem\n"
       "device, what the guest has plugged and what it was asked to (update-memory-device).\n"
       "Example: qlaunch dominfo --json two-cells");
-  sub->add_option("NAME", o->name, "the domain's <name>")->required();
+  SetKind(sub->add_option("NAME", o->name, "the domain's <name>"), ArgKind::kDomain)->required();
   sub->add_flag("--json", o->json,
                 "print {\"name\",\"state\",\"pid\",\"user\",\"vcpus\" (running),\"max_vcpus\",\"memory_bytes\",\"used_memory_bytes\" (the balloon's\n"
                 "actual),\"virtio_mem\":[{\"alias\",\"node\",\"size_bytes\",\"requested_bytes\",\"plugged_bytes\"}],\"page_sizes\",\"prealloc\",\n"

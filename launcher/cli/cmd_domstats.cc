@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/host/state_dir.h"
 #include "launcher/lifecycle/dom_stats_read.h"
@@ -38,7 +39,7 @@ void AddDomstatsCommand(CLI::App& app, CommandAction* action) {
       "balloon, vcpu, net and block: state.state, balloon.current, vcpu.N.time, net.N.rx.bytes (from\n"
       "the tap; none for user networking, as libvirt), block.N.rd.reqs, block.N.capacity, ...\n"
       "Example: qlaunch domstats vm1");
-  sub->add_option("NAME", o->name, "the domain's <name>")->required();
+  SetKind(sub->add_option("NAME", o->name, "the domain's <name>"), ArgKind::kDomain)->required();
   sub->add_flag("--json", o->json, "print one flat object {\"state.state\":1,...}");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }

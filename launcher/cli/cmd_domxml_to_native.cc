@@ -5,7 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
+#include "launcher/cli/input_file.h"
 #include "launcher/lifecycle/inputs.h"
 #include "common/shell_quote.h"
 #include "qemu_cmd/planner.h"
@@ -20,7 +22,8 @@ struct Options {
 };
 
 int Run(const Options& o) {
-  domain::DomainDef def = LoadDomain(o.xml, o.strict);
+  domain::DomainDef def =
+      o.xml == "-" ? LoadDomainText(ReadStdinXml(), "<stdin>", o.strict) : LoadDomain(o.xml, o.strict);
   numa::HostTopology host = LoadHost(o.sysfs);
   qemu::QemuCaps caps = LoadCaps(PickEmulator(o.qemu, &def), o.caps_file);
   qemu::LaunchPlan plan = qemu::PlanLaunch(def, host, caps, DefaultPlanOptions(def.name, *ParsePreallocMode(o.prealloc)));
@@ -53,13 +56,18 @@ void AddDomxmlToNativeCommand(CLI::App& app, CommandAction* action) {
       "thread-contexts and -numa options planned for this host and this QEMU. <domain type='kvm'>\n"
       "is planned with -accel kvm also where this host cannot use KVM (a note says so).\n"
       "Example: qlaunch domxml-to-native --format json examples/two-cells-hugepages.xml");
-  sub->add_option("DOMAIN.xml", o->xml, "libvirt domain XML")->required()->check(CLI::ExistingFile);
+  SetKind(sub->add_option("DOMAIN.xml", o->xml, "libvirt domain XML; - reads it from standard input"),
+          ArgKind::kInputOrStdin)
+      ->required();
   sub->add_option("--format", o->format, "shell: one copy-pasteable line (default); lines: one argument per "
                                          "line; json: argv plus the planned backends and thread-contexts")
       ->check(CLI::IsMember({"shell", "lines", "json"}));
-  sub->add_option("--sysfs", o->sysfs, "read the host from this copy of /sys instead of the real one");
-  sub->add_option("--qemu", o->qemu, "QEMU binary to plan for (default: the domain's <emulator>)");
-  sub->add_option("--caps-file", o->caps_file, "use capabilities from this JSON file instead of probing QEMU");
+  SetKind(sub->add_option("--sysfs", o->sysfs, "read the host from this copy of /sys instead of the real one"),
+          ArgKind::kDir);
+  SetKind(sub->add_option("--qemu", o->qemu, "QEMU binary to plan for (default: the domain's <emulator>)"),
+          ArgKind::kPath);
+  SetKind(sub->add_option("--caps-file", o->caps_file, "use capabilities from this JSON file instead of probing QEMU"),
+          ArgKind::kInputFile);
   sub->add_option("--prealloc", o->prealloc,
                   "who preallocates shared memfd memory: auto|qemu|launcher (as `start --prealloc`; qemu gives a\n"
                   "command line QEMU runs on its own, without memfds handed over by qlaunch)")

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/host/state_dir.h"
 #include "launcher/lifecycle/domain_xml.h"
@@ -37,7 +38,7 @@ void AddDumpxmlCommand(CLI::App& app, CommandAction* action) {
       "taps, VNC/SPICE ports actually bound, pty paths, DIMM slots and bases. `qlaunch domxml-to-native`\n"
       "of it gives the same devices at the same addresses.\n"
       "Example: qlaunch dumpxml vm1 > vm1-live.xml");
-  sub->add_option("NAME", o->name, "the domain's <name>")->required();
+  SetKind(sub->add_option("NAME", o->name, "the domain's <name>"), ArgKind::kDomain)->required();
   sub->add_flag("--inactive", o->inactive,
                 "the XML as it was given to start (kept in the state dir; also while the domain is still\n"
                 "starting, or after its QEMU died and before its entry is cleaned up)");

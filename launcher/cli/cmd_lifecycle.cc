@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/lifecycle/destroy.h"
 #include "launcher/lifecycle/domain_session.h"
@@ -59,7 +60,7 @@ int Shutdown(const Options& o) {
 
 CLI::App* AddVerb(CLI::App& app, const char* name, const std::string& help, std::shared_ptr<Options> o) {
   CLI::App* sub = app.add_subcommand(name, help);
-  sub->add_option("NAME", o->name, "the domain's <name>")->required();
+  SetKind(sub->add_option("NAME", o->name, "the domain's <name>"), ArgKind::kDomain)->required();
   return sub;
 }
 

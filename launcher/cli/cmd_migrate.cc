@@ -7,7 +7,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
+#include "launcher/cli/usage_error.h"
 #include "launcher/host/state_dir.h"
 #include "launcher/lifecycle/local_swap.h"
 #include "launcher/lifecycle/migrate.h"
@@ -47,9 +49,8 @@ int Run(Options& o) {
   o.m.drive.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
   o.m.drive.timeout_abort = o.timeout_action == "abort";
   if (o.local != o.m.uri.empty())
-    throw std::invalid_argument(o.local ? "migrate --local takes no URI: the new QEMU runs on this host"
-                                        : "migrate: give the destination's URI, or --local");
-  if (!o.qemu.empty() && !o.local) throw std::invalid_argument("migrate: --qemu goes with --local");
+    throw UsageError(o.local ? "--local takes no URI: the new QEMU runs on this host"
+                             : "missing URI: give the destination's URI, or --local");
   if (o.local) return RunLocal(o);
   const MigrateReport r =
       o.m.uri.rfind("ssh://", 0) == 0 ? MigrateOverSsh(StateDir(), o.m, o.ssh) : MigrateDomain(StateDir(), o.m);
@@ -102,11 +103,13 @@ void AddMigrateCommand(CLI::App& app, CommandAction* action) {
       "Examples: qlaunch migrate vm1 tcp:dest.example:49152 --json\n"
       "          qlaunch migrate vm1 ssh://root@dest.example --ssh-identity ~/.ssh/migrate --progress\n"
       "          qlaunch migrate vm1 --local --qemu /opt/qemu-8.2/bin/qemu-system-x86_64");
-  sub->add_option("NAME", o->m.name, "the domain's <name>")->required();
+  SetKind(sub->add_option("NAME", o->m.name, "the domain's <name>"), ArgKind::kDomain)->required();
   sub->add_option("URI", o->m.uri, "where the destination listens: tcp:HOST:PORT or unix:PATH; or the host to prepare\n"
                   "it on: ssh://[USER@]HOST[:PORT]; none with --local");
   sub->add_flag("--local", o->local, "replace the domain's QEMU on this host without copying shared memory");
-  sub->add_option("--qemu", o->qemu, "with --local: the new QEMU binary (default: the one it runs now)");
+  SetKind(sub->add_option("--qemu", o->qemu, "with --local: the new QEMU binary (default: the one it runs now)"),
+          ArgKind::kPath)
+      ->needs("--local");
   sub->add_flag("--live", o->live, "accepted as virsh users type it: qlaunch always migrates live");
   sub->add_option("--timeout", o->timeout_s,
                   "seconds after which --timeout-action is taken if the migration has not finished");
@@ -120,13 +123,18 @@ void AddMigrateCommand(CLI::App& app, CommandAction* action) {
   sub->add_option("--remote-qlaunch", o->ssh.remote_qlaunch,
                   "ssh:// only: the command line that runs qlaunch on the destination (a shell command,\n"
                   "e.g. \"env QLAUNCH_STATE_DIR=/srv/qlaunch /opt/qlaunch/bin/qlaunch\")")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->excludes("--local");
   sub->add_option("--ssh-option", o->ssh.ssh_options, "ssh:// only: passed to ssh as -o OPT (repeatable)")
-      ->allow_extra_args(false);
-  sub->add_option("--ssh-identity", o->ssh.identity, "ssh:// only: ssh's -i FILE");
+      ->allow_extra_args(false)
+      ->excludes("--local");
+  SetKind(sub->add_option("--ssh-identity", o->ssh.identity, "ssh:// only: ssh's -i FILE"),
+          ArgKind::kPath)
+      ->excludes("--local");
   sub->add_option("--migrate-host", o->ssh.migrate_host,
                   "ssh:// only: the address QEMU connects to (default: the ssh URI's host), e.g. when ssh\n"
-                  "goes through an alias or a jump host");
+                  "goes through an alias or a jump host")
+      ->excludes("--local");
   sub->add_flag("--json", o->json,
                 "print {\"name\",\"uri\",\"status\",\"source_state\",\"timed_out\",\"total_time_ms\",\n"
                 "\"setup_time_ms\",\"downtime_ms\",\"ram_transferred_bytes\",\"ram_total_bytes\",\"wall_ms\"};\n"

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/lifecycle/domain_session.h"
 
@@ -52,10 +53,10 @@ void AddMonitorCommand(CLI::App& app, CommandAction* action) {
       "a human monitor command line (prints its text).\n"
       "Example: qlaunch qemu-monitor-command two-cells '{\"execute\":\"query-status\"}'\n"
       "         qlaunch qemu-monitor-command --hmp two-cells 'info numa'");
-  sub->add_option("NAME", o->name, "the domain's <name>")->required();
+  SetKind(sub->add_option("NAME", o->name, "the domain's <name>"), ArgKind::kDomain)->required();
   sub->add_option("COMMAND", o->command, "QMP JSON, or HMP text with --hmp")->required();
-  sub->add_flag("--hmp", o->hmp, "COMMAND is a human monitor command line");
-  sub->add_flag("--pretty", o->pretty, "indent the JSON reply");
+  sub->add_flag("--hmp", o->hmp, "a flag: COMMAND (the argument) is a human monitor command line, not QMP JSON");
+  sub->add_flag("--pretty", o->pretty, "indent the JSON reply (QMP)")->excludes("--hmp");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }
 

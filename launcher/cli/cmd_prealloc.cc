@@ -194,16 +194,20 @@ void AddPreallocCommand(CLI::App& app, CommandAction* action) {
   auto o = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
       "prealloc",
-      "Run the built-in preallocator alone (what 'start' uses when QEMU is too old for\n"
-      "thread-context): create memfds, bind them to host nodes, populate them with workers\n"
-      "pinned to those nodes' CPUs, report the time, release. With --nodes, one region per node\n"
+      "Run qlaunch's own preallocator alone: what `start --prealloc auto` fills shared hugetlb memfd\n"
+      "backends with (on QEMU 7.2 too, which has thread-context; from QEMU 9.0 on only where more CPUs\n"
+      "are near the memory than QEMU would use: docs/planner.md), and `--prealloc launcher` every shared\n"
+      "memfd backend. It creates memfds, binds them to host nodes, populates them with workers pinned\n"
+      "to those nodes' CPUs, reports the time and releases them. With --nodes, one region per node\n"
       "(the size split evenly), all populated at once.\n"
       "Example: qlaunch prealloc --size 8G --page-size 2M --nodes 0-1 --progress");
   sub->add_option("--size", o->size, "total memory, e.g. 512M, 8G, 1GiB")->required();
   sub->add_option("--page-size", o->page_size, "4K (ordinary pages, default), 2M or 1G (hugetlb)");
-  sub->add_option("--nodes", o->nodes, "host nodes, one region per node (e.g. 0-1); default: unbound");
-  sub->add_option("--policy", o->policy, "bind (default with --nodes), preferred or interleave")
-      ->check(CLI::IsMember({"bind", "preferred", "interleave"}));
+  CLI::Option* nodes =
+      sub->add_option("--nodes", o->nodes, "host nodes, one region per node (e.g. 0-1); default: unbound");
+  sub->add_option("--policy", o->policy, "with --nodes: bind (the default), preferred or interleave")
+      ->check(CLI::IsMember({"bind", "preferred", "interleave"}))
+      ->needs(nodes);
   sub->add_option("--threads", o->threads,
                   "worker threads over all regions (default and maximum: the CPUs we may use)")
       ->check(CLI::PositiveNumber);

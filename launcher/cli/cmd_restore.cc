@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/lifecycle/restore.h"
 
@@ -44,7 +45,7 @@ void AddRestoreCommand(CLI::App& app, CommandAction* action) {
       "magic) or is cut short is refused before anything starts; if QEMU cannot load the state, or on\n"
       "SIGINT/SIGTERM, everything is released again (no QEMU, no state dir, hugepages back). FILE stays.\n"
       "Example: qlaunch restore /var/lib/qlaunch/vm1.save --json");
-  sub->add_option("FILE", o->r.file, "a file `qlaunch save` wrote")->required();
+  SetKind(sub->add_option("FILE", o->r.file, "a file `qlaunch save` wrote"), ArgKind::kInputFile)->required();
   sub->add_flag("--bypass-cache", o->bypass_cache, "accepted as virsh users type it, and ignored");
   sub->add_flag("--progress", o->r.progress, "a preallocation progress line on stderr");
   sub->add_flag("--json", o->json,

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/lifecycle/inputs.h"
 #include "launcher/lifecycle/start.h"
@@ -62,31 +63,30 @@ void AddRunCommand(CLI::App& app, CommandAction* action) {
       "QEMU's events as libvirt does: <on_poweroff>, <on_reboot> and <on_crash> (destroy, restart,\n"
       "preserve). SIGTERM/SIGINT press the ACPI power button and destroy the domain after\n"
       "--shutdown-timeout; SIGHUP is ignored. Events go to stderr (JSON lines with --json).\n"
-      "Exit status: 0 the guest powered off, 1 the start failed, 2 usage, 3 the guest crashed and\n"
-      "<on_crash> destroyed it, 4 destroyed after the shutdown timeout, 5 QEMU ended by itself or was\n"
-      "destroyed by someone else, 6 the domain migrated away (`qlaunch migrate`: it runs elsewhere now).\n"
-      "Everything is released however it ends. With --incoming the domain is the destination of a\n"
-      "migration (as for start), supervised from then on; a migration that fails there ends with 5.\n"
+      "The exit status tells how it ended (the list below); everything is released however it ends.\n"
+      "With --incoming the domain is the destination of a migration (as for start), supervised from\n"
+      "then on; a migration that fails there ends with 5.\n"
       "Example: qlaunch run --shutdown-timeout 60 --pidfile /run/vm1.pid vm1.xml");
-  sub->add_option("DOMAIN.xml", o->start.domain_xml, "libvirt domain XML; - reads it from stdin")
-      ->required()
-      ->check(CLI::ExistingFile | CLI::IsMember({"-"}));
-  sub->add_option("--qemu", o->start.qemu, "QEMU binary (as for start)");
+  SetKind(sub->add_option("DOMAIN.xml", o->start.domain_xml, "libvirt domain XML; - reads it from standard input"),
+          ArgKind::kInputOrStdin)
+      ->required();
+  SetKind(sub->add_option("--qemu", o->start.qemu, "QEMU binary (as for start)"), ArgKind::kPath);
   sub->add_option("--prealloc", o->prealloc, "auto|qemu|launcher (as for start)")
       ->check(CLI::IsMember({"auto", "qemu", "launcher"}))
       ->capture_default_str();
-  sub->add_option("--user", o->start.user, "run QEMU as USER[:GROUP] (as for start)");
-  sub->add_option("--sysfs", o->start.sysfs, "read the host from this copy of /sys");
+  SetKind(sub->add_option("--user", o->start.user, "run QEMU as USER[:GROUP] (as for start)"), ArgKind::kUser);
+  SetKind(sub->add_option("--sysfs", o->start.sysfs, "read the host from this copy of /sys"), ArgKind::kDir);
   sub->add_option("--incoming", o->start.incoming, "URI: wait for a migration there (as for start)");
   sub->add_flag("--progress", o->start.progress, "show a preallocation progress line on stderr");
   sub->add_flag("--run-early", o->start.run_early,
                 "resume the guest as soon as QEMU is ready and fill its memory behind it (as for start);\n"
-                "READY=1 goes out once the memory is full");
+                "READY=1 goes out once the memory is full")
+      ->excludes("--incoming");
   sub->add_option("--shutdown-timeout", o->shutdown_timeout_s,
                   "seconds between the ACPI power button and destroy on SIGTERM/SIGINT (0: destroy at once)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  sub->add_option("--pidfile", o->pidfile, "write qlaunch run's pid here while it supervises");
+  SetKind(sub->add_option("--pidfile", o->pidfile, "write qlaunch run's pid here while it supervises"), ArgKind::kPath);
   sub->add_flag("--json", o->json, "the start report and every event as JSON lines on stderr");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }

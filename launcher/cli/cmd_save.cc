@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/host/state_dir.h"
 #include "launcher/lifecycle/save.h"
@@ -45,8 +46,8 @@ void AddSaveCommand(CLI::App& app, CommandAction* action) {
       "a 4 KiB-aligned offset. Disks are not saved: restore expects them as they were. On any failure\n"
       "or SIGINT/SIGTERM, FILE is removed and the domain runs on (paused if it was).\n"
       "Example: qlaunch save vm1 /var/lib/qlaunch/vm1.save && qlaunch restore /var/lib/qlaunch/vm1.save");
-  sub->add_option("NAME", o->s.name, "the domain's <name>")->required();
-  sub->add_option("FILE", o->s.file, "the file to write")->required();
+  SetKind(sub->add_option("NAME", o->s.name, "the domain's <name>"), ArgKind::kDomain)->required();
+  SetKind(sub->add_option("FILE", o->s.file, "the file to write"), ArgKind::kPath)->required();
   sub->add_flag("--bypass-cache", o->bypass_cache, "accepted as virsh users type it, and ignored");
   sub->add_flag("--progress", o->s.progress, "a progress line on stderr (memory written / total)");
   sub->add_flag("--json", o->json,

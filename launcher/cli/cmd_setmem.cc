@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/scaled_size.h"
 #include "launcher/cli/command.h"
 #include "launcher/host/state_dir.h"
@@ -45,7 +46,7 @@ void AddSetmemCommand(CLI::App& app, CommandAction* action) {
       "or takes it again; `dominfo` shows what the guest holds now (Used memory). SIZE is KiB\n"
       "unless it has a unit, and at most the domain's <memory>.\n"
       "Example: qlaunch setmem vm1 2G; qlaunch setmem vm1 1048576");
-  sub->add_option("NAME", o->name, "the domain's <name>")->required();
+  SetKind(sub->add_option("NAME", o->name, "the domain's <name>"), ArgKind::kDomain)->required();
   sub->add_option("SIZE", o->size, "the new memory size: KiB, or with a unit (M, MiB, G, GiB, ...)")->required();
   sub->add_flag("--live", o->live, "act on the running domain (what qlaunch always does)");
   sub->add_flag("--current", o->current, "the same as --live for a running domain");

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/host/state_dir.h"
 #include "launcher/lifecycle/set_vcpus.h"
@@ -49,7 +50,7 @@ void AddSetvcpusCommand(CLI::App& app, CommandAction* action) {
       "dominfo and dumpxml show the vCPUs that run. Unplugging is refused under TCG: QEMU keeps an\n"
       "unplugged vCPU's translator state there, and the next plug or save loses the guest.\n"
       "Example: qlaunch setvcpus vm1 4");
-  sub->add_option("NAME", o->set.name, "the domain's <name>")->required();
+  SetKind(sub->add_option("NAME", o->set.name, "the domain's <name>"), ArgKind::kDomain)->required();
   sub->add_option("COUNT", o->set.count, "the number of vCPUs to run")->required();
   sub->add_option("--timeout", o->timeout_s, "seconds to wait for the guest to release each vCPU unplugged")
       ->capture_default_str();

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/lifecycle/inputs.h"
 #include "launcher/lifecycle/start.h"
@@ -54,11 +55,11 @@ void AddStartCommand(CLI::App& app, CommandAction* action) {
       "with --run-early, while the guest runs and its memory is still being filled).\n"
       "Examples: qlaunch start --json examples/two-cells-hugepages.xml\n"
       "          qlaunch start --run-early --progress examples/two-cells-hugepages.xml");
-  sub->add_option("DOMAIN.xml", o->start.domain_xml, "libvirt domain XML; - reads it from stdin")
-      ->required()
-      ->check(CLI::ExistingFile | CLI::IsMember({"-"}));
-  sub->add_option("--qemu", o->start.qemu,
-                  "QEMU binary (default: the domain's <emulator>, else /usr/bin/qemu-system-x86_64)");
+  SetKind(sub->add_option("DOMAIN.xml", o->start.domain_xml, "libvirt domain XML; - reads it from standard input"),
+          ArgKind::kInputOrStdin)
+      ->required();
+  SetKind(sub->add_option("--qemu", o->start.qemu,
+                  "QEMU binary (default: the domain's <emulator>, else /usr/bin/qemu-system-x86_64)"), ArgKind::kPath);
   sub->add_option("--prealloc", o->prealloc,
                   "who preallocates: auto (the faster, per backend: qlaunch for shared hugetlb memfds, QEMU\n"
                   "for the rest; see docs/planner.md and `domxml-to-native --format json`'s prealloc_reason),\n"
@@ -79,12 +80,15 @@ void AddStartCommand(CLI::App& app, CommandAction* action) {
                   "fill memory as for a start, then QEMU listens on tcp:HOST:PORT (port 0: any free one, the\n"
                   "one taken is printed) or unix:PATH, and the command returns. Give it the source's live XML\n"
                   "(`qlaunch dumpxml NAME` there), so both ends are the same machine. The domain is incoming\n"
-                  "until the guest is in, then runs if it ran on the source (paused if it was paused).");
-  sub->add_option("--sysfs", o->start.sysfs, "read the host from this copy of /sys instead of the real one");
-  sub->add_option("--user", o->start.user,
+                  "until the guest is in, then runs if it ran on the source (paused if it was paused).")
+      ->excludes("--run-early");
+  SetKind(sub->add_option("--sysfs", o->start.sysfs, "read the host from this copy of /sys instead of the real one"),
+          ArgKind::kDir);
+  SetKind(sub->add_option("--user", o->start.user,
                   "run QEMU as USER[:GROUP] (names or +UID:+GID; default: the domain's <seclabel type='static'\n"
                   "model='dac'> label, else qlaunch-qemu). QEMU never keeps root's capabilities unless this names\n"
-                  "root, which prints a warning. Files the guest needs are chowned to it and given back afterwards.");
+                  "root, which prints a warning. Files the guest needs are chowned to it and given back afterwards."),
+                          ArgKind::kUser);
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }
 

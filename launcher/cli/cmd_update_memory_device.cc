@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/cli/scaled_size.h"
 #include "launcher/host/state_dir.h"
@@ -61,7 +62,7 @@ void AddUpdateMemoryDeviceCommand(CLI::App& app, CommandAction* action) {
       "first (nothing is sent when they are short). The device is chosen by --alias (virtiomem<N>,\n"
       "as `dumpxml` shows it) or --node, or is the domain's only virtio-mem device.\n"
       "Example: qlaunch update-memory-device vm1 --alias virtiomem0 --requested-size 4G");
-  sub->add_option("NAME", o->update.name, "the domain's <name>")->required();
+  SetKind(sub->add_option("NAME", o->update.name, "the domain's <name>"), ArgKind::kDomain)->required();
   sub->add_option("--alias", o->update.which.alias, "the device's alias (virtiomem0, ...)");
   sub->add_option("--node", o->node, "the device's guest NUMA node (<target><node>)");
   sub->add_option("--requested-size", o->requested, "the memory the device should plug: KiB, or with a unit (M, G, ...)");

@@ -5,7 +5,9 @@
 
 #include "domain/parser.h"
 #include "domain/validate.h"
+#include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
+#include "launcher/cli/input_file.h"
 #include "launcher/lifecycle/inputs.h"
 #include "launcher/lifecycle/preflight.h"
 #include "launcher/lifecycle/slurm_gres.h"
@@ -27,7 +29,8 @@ int Run(const Options& o) {
   popts.strict = o.strict;
   domain::DomainDef def;
   try {
-    def = domain::ParseDomainFile(o.xml, popts);
+    def = o.xml == "-" ? domain::ParseDomainXml(ReadStdinXml(), "<stdin>", popts)
+                       : domain::ParseDomainFile(o.xml, popts);
   } catch (const DiagnosticError& e) {
     for (const auto& d : e.diagnostics()) std::fprintf(stderr, "%s\n", d.ToString().c_str());
     return 1;
@@ -65,7 +68,13 @@ int Run(const Options& o) {
     else std::printf("%s\n", gres.c_str());
     return 0;
   }
-  std::printf("%s: valid for this host\n", o.xml.c_str());
+  // Checked against another host's /sys or another QEMU's capabilities: not this host.
+  std::string against = "this host";
+  if (!o.sysfs.empty() || !o.caps_file.empty()) {
+    if (!o.sysfs.empty()) against = "the host in " + o.sysfs;
+    if (!o.caps_file.empty()) against += " with the QEMU of " + o.caps_file;
+  }
+  std::printf("%s: valid for %s\n", o.xml == "-" ? "<stdin>" : o.xml.c_str(), against.c_str());
   return 0;
 }
 
@@ -84,10 +93,15 @@ void AddValidateCommand(CLI::App& app, CommandAction* action) {
       "this host's free pages or KVM.\n"
       "Example: qlaunch validate examples/two-cells-hugepages.xml;\n"
       "         sbatch --gres=$(qlaunch validate --gres vm.xml) vm.sbatch");
-  sub->add_option("DOMAIN.xml", o->xml, "libvirt domain XML")->required()->check(CLI::ExistingFile);
-  sub->add_option("--sysfs", o->sysfs, "read the host from this copy of /sys instead of the real one");
-  sub->add_option("--qemu", o->qemu, "QEMU binary to check against (default: the domain's <emulator>)");
-  sub->add_option("--caps-file", o->caps_file, "use capabilities from this JSON file instead of probing QEMU");
+  SetKind(sub->add_option("DOMAIN.xml", o->xml, "libvirt domain XML; - reads it from standard input"),
+          ArgKind::kInputOrStdin)
+      ->required();
+  SetKind(sub->add_option("--sysfs", o->sysfs, "read the host from this copy of /sys instead of the real one"),
+          ArgKind::kDir);
+  SetKind(sub->add_option("--qemu", o->qemu, "QEMU binary to check against (default: the domain's <emulator>)"),
+          ArgKind::kPath);
+  SetKind(sub->add_option("--caps-file", o->caps_file, "use capabilities from this JSON file instead of probing QEMU"),
+          ArgKind::kInputFile);
   sub->add_flag("--strict", o->strict, "treat unsupported XML elements as errors");
   sub->add_flag("--gres", o->gres, "print the Slurm --gres argument for the domain's hugepages (e.g. hugepages:2M:3072)");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });

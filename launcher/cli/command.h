@@ -1,8 +1,9 @@
-// The subcommands of the qlaunch CLI. Each lives in launcher/cmd_<name>.cc and registers
+// The subcommands of the qlaunch CLI. Each lives in launcher/cli/cmd_<name>.cc and registers
 // itself on the CLI11 app: it adds its subcommand with its options, and when that subcommand
 // is the one parsed, stores the work to do in *action. RunCli (launcher/cli/cli.cc) then runs it.
-// Exit codes: 0 success, 1 error (DiagnosticError or std::exception are caught by RunCli and
-// printed on stderr), 2 usage.
+// launcher/cli/verb_table.cc lists them all, with their groups and summaries. Exit statuses
+// (launcher/cli/reference.h): 0 success, 1 error (DiagnosticError or std::exception are caught by
+// RunCli and printed on stderr), 2 usage (CLI11's errors, and UsageError from a verb).
 #pragma once
 
 #include <functional>
@@ -43,5 +44,6 @@ void AddRestoreCommand(CLI::App& app, CommandAction* action);     // cmd_restore
 void AddRunCommand(CLI::App& app, CommandAction* action);
 void AddConsoleCommand(CLI::App& app, CommandAction* action);
 void AddBenchCommand(CLI::App& app, CommandAction* action);
+void AddHelpCommand(CLI::App& app, CommandAction* action);        // cmd_help.cc
 
 }  // namespace qlaunch::launcher

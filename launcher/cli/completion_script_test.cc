@@ -80,6 +80,65 @@ TEST(CompletionScript, OffersFilesForADomainXml) {
   EXPECT_TRUE(got.contains("examples/demo-hugepages.xml")) << got.size();
 }
 
+// A state root with two domains' entries (and a file that is none), as $QLAUNCH_STATE_DIR.
+class CompletionDomainsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() / ("qlaunch-completion-state-" + std::to_string(getpid()));
+    std::filesystem::create_directories(root_ / "vm-one");
+    std::filesystem::create_directories(root_ / "vm-two");
+    std::ofstream(root_ / "lock-file").flush();
+    setenv("QLAUNCH_STATE_DIR", root_.c_str(), 1);
+  }
+  void TearDown() override {
+    unsetenv("QLAUNCH_STATE_DIR");
+    std::filesystem::remove_all(root_);
+  }
+  std::filesystem::path root_;
+};
+
+TEST_F(CompletionDomainsTest, ANameCompletesTheDomainsOfTheStateDir) {
+  const std::set<std::string> both{"vm-one", "vm-two"};
+  EXPECT_EQ(Complete({"qlaunch", "destroy", ""}), both);
+  EXPECT_EQ(Complete({"qlaunch", "dominfo", "--json", "vm-t"}), (std::set<std::string>{"vm-two"}));
+  // An option's value is skipped in counting: NAME is still the first positional.
+  EXPECT_EQ(Complete({"qlaunch", "shutdown", "--timeout", "30", ""}), both);
+  // The positional after NAME is what it is: a device file, a count.
+  EXPECT_TRUE(
+      Complete({"qlaunch", "attach-device", "vm-one", "examples/demo"}).contains("examples/demo-hugepages.xml"));
+  EXPECT_EQ(Complete({"qlaunch", "setvcpus", "vm-one", ""}), (std::set<std::string>{}));
+}
+
+TEST_F(CompletionDomainsTest, NoDomainsWithoutAStateDir) {
+  setenv("QLAUNCH_STATE_DIR", (root_ / "none").c_str(), 1);
+  EXPECT_EQ(Complete({"qlaunch", "destroy", ""}), (std::set<std::string>{}));
+}
+
+TEST(CompletionScript, CompletionOffersItsShellAndHelpItsCommands) {
+  EXPECT_EQ(Complete({"qlaunch", "completion", ""}), (std::set<std::string>{"bash"}));
+  EXPECT_EQ(Complete({"qlaunch", "help", "st"}), (std::set<std::string>{"start"}));
+  EXPECT_TRUE(Complete({"qlaunch", "help", ""}).contains("update-memory-device"));
+}
+
+// Run from the source tree, where files and directories abound: none is offered for a value
+// that is no file.
+TEST(CompletionScript, NoFilesWhereTheValueIsNoFile) {
+  for (const std::vector<std::string>& words : std::vector<std::vector<std::string>>{
+           {"qlaunch", "prealloc", "--threads", ""},
+           {"qlaunch", "prealloc", "--size", ""},
+           {"qlaunch", "bench", "--runs", ""},
+           {"qlaunch", "setmem", "vm1", ""},
+           {"qlaunch", "migrate", "vm1", ""},
+           {"qlaunch", "qemu-monitor-command", "vm1", ""},
+           {"qlaunch", "capabilities", "--node-name", ""},
+           {"qlaunch", "update-memory-device", "vm1", "--alias", ""}})
+    EXPECT_EQ(Complete(words), (std::set<std::string>{})) << words[1] << " " << words[2];
+  // A user for --user, directories for --sysfs, files for a path.
+  EXPECT_TRUE(Complete({"qlaunch", "start", "--user", "roo"}).contains("root"));
+  EXPECT_EQ(Complete({"qlaunch", "validate", "--sysfs", "exampl"}), (std::set<std::string>{"examples"}));
+  EXPECT_TRUE(Complete({"qlaunch", "start", "--qemu", "scripts/t"}).contains("scripts/test"));
+}
+
 TEST(CompletionModel, EveryOptionOfTheCliIsInIt) {
   CLI::App app;
   CommandAction action;

@@ -7,14 +7,15 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "launcher/cli/arg_kind.h"
 #include "launcher/host/state_dir.h"
 #include "launcher/lifecycle/hotplug.h"
 
 namespace qlaunch::launcher {
 
 void AddDeviceVerbOptions(CLI::App* sub, DeviceVerbOptions* o) {
-  sub->add_option("NAME", o->name, "the domain's <name>")->required();
-  sub->add_option("FILE", o->file, "the device XML")->required();
+  SetKind(sub->add_option("NAME", o->name, "the domain's <name>"), ArgKind::kDomain)->required();
+  SetKind(sub->add_option("FILE", o->file, "the device XML"), ArgKind::kInputFile)->required();
   sub->add_flag("--live", o->live, "act on the running domain (the default, and all qlaunch can do)");
   sub->add_flag("--current", o->current, "the same as --live for a running domain");
   sub->add_flag("--config", o->config, "refused: qlaunch keeps no stored definition");

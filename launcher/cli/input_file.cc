@@ -1,0 +1,49 @@
+#include "launcher/cli/input_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include <CLI/CLI.hpp>
+
+#include "launcher/cli/arg_kind.h"
+
+namespace qlaunch::launcher {
+
+std::string InputFileProblem(const std::string& path, bool stdin_allowed) {
+  if (path == "-" && stdin_allowed) return "";
+  // Opened as it will be read (as the user running qlaunch), and looked at through that fd.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return "cannot read " + path + ": " + std::strerror(errno);
+  struct stat st {};
+  const int rc = ::fstat(fd, &st);
+  ::close(fd);
+  if (rc != 0) return "cannot read " + path + ": " + std::strerror(errno);
+  if (S_ISDIR(st.st_mode)) return "cannot read " + path + ": " + std::strerror(EISDIR);
+  return "";
+}
+
+std::string InputFilesProblem(const CLI::App& sub) {
+  for (const CLI::Option* opt : sub.get_options()) {
+    const ArgKind kind = KindOf(*opt);
+    if ((kind != ArgKind::kInputFile && kind != ArgKind::kInputOrStdin) || opt->count() == 0) continue;
+    for (const std::string& path : opt->results())
+      if (std::string why = InputFileProblem(path, kind == ArgKind::kInputOrStdin); !why.empty()) return why;
+  }
+  return "";
+}
+
+std::string ReadStdinXml() {
+  std::ostringstream ss;
+  ss << std::cin.rdbuf();
+  if (ss.str().empty()) throw std::runtime_error("<stdin>: no domain XML on standard input");
+  return ss.str();
+}
+
+}  // namespace qlaunch::launcher

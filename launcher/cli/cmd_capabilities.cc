@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "launcher/cli/command.h"
-#include "launcher/lifecycle/inputs.h"
-#include "launcher/lifecycle/slurm_gres.h"
+#include "launcher/lifecycle/start/inputs.h"
+#include "launcher/lifecycle/start/slurm_gres.h"
 #include "numa/host_json.h"
 
 namespace qlaunch::launcher {

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "launcher/cli/command.h"
-#include "launcher/lifecycle/domain_session.h"
+#include "launcher/lifecycle/session/domain_session.h"
 
 namespace qlaunch::launcher {
 

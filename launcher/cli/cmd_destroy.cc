@@ -5,8 +5,8 @@
 #include <CLI/CLI.hpp>
 
 #include "launcher/cli/command.h"
-#include "launcher/lifecycle/destroy.h"
 #include "launcher/host/state_dir.h"
+#include "launcher/lifecycle/session/destroy.h"
 
 namespace qlaunch::launcher {
 

@@ -5,9 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "launcher/cli/command.h"
-#include "launcher/lifecycle/inputs.h"
 #include "common/shell_quote.h"
+#include "launcher/cli/command.h"
+#include "launcher/lifecycle/start/inputs.h"
 #include "qemu_cmd/planner.h"
 
 namespace qlaunch::launcher {

@@ -7,7 +7,7 @@
 
 #include "launcher/cli/command.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/domain_xml.h"
+#include "launcher/lifecycle/observe/domain_xml.h"
 
 namespace qlaunch::launcher {
 

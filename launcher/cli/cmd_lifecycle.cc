@@ -6,8 +6,8 @@
 #include <CLI/CLI.hpp>
 
 #include "launcher/cli/command.h"
-#include "launcher/lifecycle/destroy.h"
-#include "launcher/lifecycle/domain_session.h"
+#include "launcher/lifecycle/session/destroy.h"
+#include "launcher/lifecycle/session/domain_session.h"
 
 namespace qlaunch::launcher {
 

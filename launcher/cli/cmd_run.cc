@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "launcher/cli/command.h"
-#include "launcher/lifecycle/inputs.h"
-#include "launcher/lifecycle/start.h"
-#include "launcher/lifecycle/supervise.h"
+#include "launcher/lifecycle/start/inputs.h"
+#include "launcher/lifecycle/start/start.h"
+#include "launcher/lifecycle/supervise/supervise.h"
 
 namespace qlaunch::launcher {
 

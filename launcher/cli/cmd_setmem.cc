@@ -5,10 +5,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "launcher/cli/scaled_size.h"
 #include "launcher/cli/command.h"
+#include "launcher/cli/scaled_size.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/balloon.h"
+#include "launcher/lifecycle/change/balloon.h"
 
 namespace qlaunch::launcher {
 

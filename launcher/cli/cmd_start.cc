@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "launcher/cli/command.h"
-#include "launcher/lifecycle/inputs.h"
-#include "launcher/lifecycle/start.h"
+#include "launcher/lifecycle/start/inputs.h"
+#include "launcher/lifecycle/start/start.h"
 
 namespace qlaunch::launcher {
 

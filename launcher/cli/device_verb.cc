@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/hotplug.h"
+#include "launcher/lifecycle/change/hotplug.h"
 
 namespace qlaunch::launcher {
 

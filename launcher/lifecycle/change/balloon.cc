@@ -1,10 +1,10 @@
-#include "launcher/lifecycle/balloon.h"
+#include "launcher/lifecycle/change/balloon.h"
 
 #include <stdexcept>
 
 #include "domain/parser.h"
-#include "launcher/lifecycle/domain_session.h"
-#include "launcher/lifecycle/running_def.h"
+#include "launcher/lifecycle/change/running_def.h"
+#include "launcher/lifecycle/session/domain_session.h"
 #include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {

@@ -2,7 +2,7 @@
 // change journal's recovery (Recover, FinishDetach, the pending detaches) kept private here, so
 // that no other file can finish or undo a change half-way; the memory devices' own side lives in
 // memory_hotplug.cc.
-#include "launcher/lifecycle/hotplug.h"
+#include "launcher/lifecycle/change/hotplug.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -24,11 +24,11 @@
 #include "launcher/host/qemu_memfds.h"
 #include "launcher/host/qemu_user.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/domain_session.h"
-#include "launcher/lifecycle/inputs.h"
-#include "launcher/lifecycle/media_record.h"
-#include "launcher/lifecycle/memory_hotplug.h"
-#include "launcher/lifecycle/running_def.h"
+#include "launcher/lifecycle/change/media_record.h"
+#include "launcher/lifecycle/change/memory_hotplug.h"
+#include "launcher/lifecycle/change/running_def.h"
+#include "launcher/lifecycle/session/domain_session.h"
+#include "launcher/lifecycle/start/inputs.h"
 #include "qemu_cmd/hotplug_plan.h"
 #include "qemu_cmd/memory_hotplug_plan.h"
 

@@ -1,6 +1,6 @@
 // attach-device and detach-device on a running domain (live), as libvirt 9.0 does them. The
 // device is planned by the pure hot-plug planner (qemu_cmd/hotplug_plan.h) from the running
-// definition (launcher/lifecycle/running_def.h); qlaunch makes on the host what the device needs
+// definition (launcher/lifecycle/change/running_def.h); qlaunch makes on the host what the device needs
 // (the image's owner for QEMU's user, a tap, a listening socket), runs the QMP commands, and
 // records the change in the state dir. Nothing changes when a step fails: the commands already
 // run are undone in reverse, the tap and socket removed, the image's owner given back, and the

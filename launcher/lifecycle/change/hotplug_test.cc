@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/hotplug.h"
+#include "launcher/lifecycle/change/hotplug.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

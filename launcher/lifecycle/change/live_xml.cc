@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/live_xml.h"
+#include "launcher/lifecycle/change/live_xml.h"
 
 #include <libxml/tree.h>
 
@@ -11,7 +11,7 @@
 
 #include "domain/xml_doc.h"
 #include "domain/xml_node.h"
-#include "launcher/lifecycle/xml_edit.h"
+#include "launcher/lifecycle/change/xml_edit.h"
 
 namespace qlaunch::launcher {
 

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/live_xml.h"
+#include "launcher/lifecycle/change/live_xml.h"
 
 #include <gtest/gtest.h>
 
@@ -11,11 +11,11 @@
 #include "domain/parser.h"
 #include "domain/xml_doc.h"
 #include "domain/xml_node.h"
-#include "launcher/lifecycle/inputs.h"
-#include "launcher/lifecycle/pci_addresses_of.h"
+#include "launcher/lifecycle/change/pci_addresses_of.h"
+#include "launcher/lifecycle/start/inputs.h"
 #include "qemu_cmd/planner.h"
-#include "support/gtest_name.h"
 #include "support/build_paths.h"
+#include "support/gtest_name.h"
 
 namespace qlaunch::launcher {
 namespace {

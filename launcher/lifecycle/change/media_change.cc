@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/media_change.h"
+#include "launcher/lifecycle/change/media_change.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,10 +14,10 @@
 #include "domain/parser.h"
 #include "launcher/host/file_labels.h"
 #include "launcher/host/qemu_user.h"
-#include "launcher/lifecycle/domain_session.h"
-#include "launcher/lifecycle/hotplug.h"
-#include "launcher/lifecycle/media_record.h"
-#include "launcher/lifecycle/running_def.h"
+#include "launcher/lifecycle/change/hotplug.h"
+#include "launcher/lifecycle/change/media_record.h"
+#include "launcher/lifecycle/change/running_def.h"
+#include "launcher/lifecycle/session/domain_session.h"
 #include "qemu_cmd/disk_plan.h"
 #include "qemu_cmd/media_change_plan.h"
 
@@ -187,7 +187,7 @@ ChangeMediaResult ChangeMedia(const StateDir& state, const ChangeMediaOptions& o
     }
   }
 
-  // The journal (launcher/lifecycle/running_def.h): a qlaunch killed from here on is finished or
+  // The journal (launcher/lifecycle/change/running_def.h): a qlaunch killed from here on is finished or
   // undone by the next command that changes the domain.
   WriteChange(dir, {{"op", "media"}, {"id", r.device_id}, {"target", r.target}, {"type", disk.type},
                     {"source", o.source}, {"node", r.new_node}, {"next_node_index", index_now + 1},

@@ -2,7 +2,7 @@
 // `virsh change-media --live` does under libvirt 9.0: the QMP commands of
 // qemu_cmd/media_change_plan.h, the new image given to QEMU's user first (and back when the
 // change fails), the old image's owner given back after it, the change recorded in the state
-// dir (launcher/lifecycle/media_record.h) so that dumpxml and domblklist show it.
+// dir (launcher/lifecycle/change/media_record.h) so that dumpxml and domblklist show it.
 #pragma once
 
 #include <chrono>

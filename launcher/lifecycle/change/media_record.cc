@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/media_record.h"
+#include "launcher/lifecycle/change/media_record.h"
 
 #include <libxml/tree.h>
 
@@ -10,8 +10,8 @@
 #include "domain/xml_doc.h"
 #include "domain/xml_node.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/running_def.h"
-#include "launcher/lifecycle/xml_edit.h"
+#include "launcher/lifecycle/change/running_def.h"
+#include "launcher/lifecycle/change/xml_edit.h"
 
 namespace qlaunch::launcher {
 

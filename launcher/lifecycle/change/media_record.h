@@ -1,5 +1,5 @@
 // What change-media records of a running domain in its state dir, beside what
-// launcher/lifecycle/running_def.h records of attached and detached devices:
+// launcher/lifecycle/change/running_def.h records of attached and detached devices:
 //
 //   <dir>/running.xml   domain.xml with each changed cdrom's <source> as it is now (none when
 //                       ejected); what dumpxml and domblklist read when it exists. Every other

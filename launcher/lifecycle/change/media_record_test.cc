@@ -1,6 +1,6 @@
-#include "launcher/lifecycle/media_record.h"
-#include "launcher/lifecycle/running_def.h"
 #include "launcher/host/state_dir.h"
+#include "launcher/lifecycle/change/media_record.h"
+#include "launcher/lifecycle/change/running_def.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/memory_hotplug.h"
+#include "launcher/lifecycle/change/memory_hotplug.h"
 
 #include <chrono>
 #include <optional>
@@ -8,9 +8,9 @@
 
 #include "launcher/host/pool_lock.h"
 #include "launcher/host/pool_reserved.h"
-#include "launcher/lifecycle/inputs.h"
-#include "launcher/lifecycle/preflight.h"
-#include "launcher/lifecycle/start_memory.h"
+#include "launcher/lifecycle/start/inputs.h"
+#include "launcher/lifecycle/start/preflight.h"
+#include "launcher/lifecycle/start/start_memory.h"
 #include "prealloc/preallocator.h"
 #include "qemu_cmd/memory_hotplug_plan.h"
 

@@ -18,9 +18,9 @@
 #include <string>
 
 #include "domain/parse_fragment.h"
-#include "launcher/lifecycle/domain_session.h"
-#include "launcher/lifecycle/hotplug.h"
-#include "launcher/lifecycle/running_def.h"
+#include "launcher/lifecycle/change/hotplug.h"
+#include "launcher/lifecycle/change/running_def.h"
+#include "launcher/lifecycle/session/domain_session.h"
 
 namespace qlaunch::launcher {
 

@@ -1,13 +1,13 @@
-#include "launcher/lifecycle/memory_resize.h"
+#include "launcher/lifecycle/change/memory_resize.h"
 
 #include <stdexcept>
 
 #include "launcher/host/pool_lock.h"
 #include "launcher/host/pool_reserved.h"
-#include "launcher/lifecycle/domain_session.h"
-#include "launcher/lifecycle/inputs.h"
-#include "launcher/lifecycle/preflight.h"
-#include "launcher/lifecycle/running_def.h"
+#include "launcher/lifecycle/change/running_def.h"
+#include "launcher/lifecycle/session/domain_session.h"
+#include "launcher/lifecycle/start/inputs.h"
+#include "launcher/lifecycle/start/preflight.h"
 
 namespace qlaunch::launcher {
 

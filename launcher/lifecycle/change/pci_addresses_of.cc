@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/pci_addresses_of.h"
+#include "launcher/lifecycle/change/pci_addresses_of.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/running_def.h"
+#include "launcher/lifecycle/change/running_def.h"
 
 #include <libxml/tree.h>
 

@@ -1,7 +1,7 @@
 // The running definition through attaches and detaches: the element lands in running.xml (the
 // XML as given stays), every record keeps naming its own element by line, and the live XML
 // shows the device with its alias and address.
-#include "launcher/lifecycle/running_def.h"
+#include "launcher/lifecycle/change/running_def.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "domain/parser.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/live_xml.h"
+#include "launcher/lifecycle/change/live_xml.h"
 #include "qemu_cmd/device_plan.h"
 #include "support/plan_fixtures.h"
 #include "support/slurp.h"

@@ -1,12 +1,12 @@
-#include "launcher/lifecycle/set_vcpus.h"
+#include "launcher/lifecycle/change/set_vcpus.h"
 
 #include <algorithm>
 #include <stdexcept>
 
 #include "domain/parser.h"
 #include "domain/vcpu_counts.h"
-#include "launcher/lifecycle/domain_session.h"
-#include "launcher/lifecycle/running_def.h"
+#include "launcher/lifecycle/change/running_def.h"
+#include "launcher/lifecycle/session/domain_session.h"
 #include "qemu_cmd/vcpu_hotplug_plan.h"
 
 namespace qlaunch::launcher {

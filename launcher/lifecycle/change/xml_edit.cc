@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/xml_edit.h"
+#include "launcher/lifecycle/change/xml_edit.h"
 
 #include "domain/xml_node.h"
 

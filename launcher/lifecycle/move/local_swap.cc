@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/local_swap.h"
+#include "launcher/lifecycle/move/local_swap.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -19,15 +19,15 @@
 #include "launcher/host/qemu_spawn.h"
 #include "launcher/host/qemu_user.h"
 #include "launcher/host/qmp_listener.h"
-#include "launcher/lifecycle/domain_session.h"
-#include "launcher/lifecycle/domain_xml.h"
-#include "launcher/lifecycle/incoming.h"
-#include "launcher/lifecycle/migration_poll.h"
-#include "launcher/lifecycle/migration_settings.h"
-#include "launcher/lifecycle/inputs.h"
-#include "launcher/lifecycle/running_def.h"
-#include "launcher/lifecycle/start_plan.h"
-#include "launcher/lifecycle/start_qmp.h"
+#include "launcher/lifecycle/change/running_def.h"
+#include "launcher/lifecycle/move/migration_poll.h"
+#include "launcher/lifecycle/observe/domain_xml.h"
+#include "launcher/lifecycle/session/domain_session.h"
+#include "launcher/lifecycle/start/incoming.h"
+#include "launcher/lifecycle/start/inputs.h"
+#include "launcher/lifecycle/start/migration_settings.h"
+#include "launcher/lifecycle/start/start_plan.h"
+#include "launcher/lifecycle/start/start_qmp.h"
 #include "qemu_cmd/caps_probe.h"
 
 namespace qlaunch::launcher {

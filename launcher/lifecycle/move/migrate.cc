@@ -1,16 +1,16 @@
-#include "launcher/lifecycle/migrate.h"
+#include "launcher/lifecycle/move/migrate.h"
 
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
 
-#include "launcher/lifecycle/destroy.h"
-#include "launcher/lifecycle/domain_session.h"
-#include "launcher/lifecycle/migration_drive.h"
-#include "launcher/lifecycle/migration_poll.h"
-#include "launcher/lifecycle/migration_settings.h"
-#include "launcher/lifecycle/migration_uri.h"
-#include "launcher/lifecycle/start_interrupt.h"
+#include "launcher/lifecycle/move/migration_drive.h"
+#include "launcher/lifecycle/move/migration_poll.h"
+#include "launcher/lifecycle/session/destroy.h"
+#include "launcher/lifecycle/session/domain_session.h"
+#include "launcher/lifecycle/start/migration_settings.h"
+#include "launcher/lifecycle/start/migration_uri.h"
+#include "launcher/lifecycle/start/start_interrupt.h"
 
 namespace qlaunch::launcher {
 

@@ -23,7 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/migration_drive.h"
+#include "launcher/lifecycle/move/migration_drive.h"
 
 namespace qlaunch::launcher {
 

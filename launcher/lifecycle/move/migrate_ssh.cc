@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/migrate_ssh.h"
+#include "launcher/lifecycle/move/migrate_ssh.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -18,9 +18,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/shell_quote.h"
-#include "launcher/lifecycle/domain_state.h"
-#include "launcher/lifecycle/domain_xml.h"
-#include "launcher/lifecycle/start_interrupt.h"
+#include "launcher/lifecycle/observe/domain_xml.h"
+#include "launcher/lifecycle/session/domain_state.h"
+#include "launcher/lifecycle/start/start_interrupt.h"
 
 extern char** environ;
 

@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/migrate.h"
-#include "launcher/lifecycle/migration_uri.h"
+#include "launcher/lifecycle/move/migrate.h"
+#include "launcher/lifecycle/start/migration_uri.h"
 
 namespace qlaunch::launcher {
 

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/migrate_ssh.h"
+#include "launcher/lifecycle/move/migrate_ssh.h"
 
 #include <stdexcept>
 

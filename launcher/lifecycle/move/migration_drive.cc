@@ -1,9 +1,9 @@
-#include "launcher/lifecycle/migration_drive.h"
+#include "launcher/lifecycle/move/migration_drive.h"
 
 #include <stdexcept>
 #include <thread>
 
-#include "launcher/lifecycle/migration_poll.h"
+#include "launcher/lifecycle/move/migration_poll.h"
 
 namespace qlaunch::launcher {
 

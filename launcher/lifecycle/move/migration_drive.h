@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <string>
 
-#include "launcher/lifecycle/migration_settings.h"
-#include "launcher/lifecycle/start_interrupt.h"
+#include "launcher/lifecycle/start/migration_settings.h"
+#include "launcher/lifecycle/start/start_interrupt.h"
 #include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/migration_poll.h"
+#include "launcher/lifecycle/move/migration_poll.h"
 
 #include <unistd.h>
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "launcher/lifecycle/start_interrupt.h"
+#include "launcher/lifecycle/start/start_interrupt.h"
 #include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/restore.h"
+#include "launcher/lifecycle/move/restore.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,11 +10,11 @@
 
 #include "launcher/host/qemu_spawn.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/destroy.h"
-#include "launcher/lifecycle/incoming.h"
-#include "launcher/lifecycle/save_file.h"
-#include "launcher/lifecycle/start.h"
-#include "launcher/lifecycle/start_interrupt.h"
+#include "launcher/lifecycle/move/save_file.h"
+#include "launcher/lifecycle/session/destroy.h"
+#include "launcher/lifecycle/start/incoming.h"
+#include "launcher/lifecycle/start/start.h"
+#include "launcher/lifecycle/start/start_interrupt.h"
 #include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {

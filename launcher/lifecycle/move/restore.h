@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "launcher/lifecycle/timings.h"
+#include "launcher/lifecycle/start/timings.h"
 
 namespace qlaunch::launcher {
 

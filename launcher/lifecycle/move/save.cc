@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/save.h"
+#include "launcher/lifecycle/move/save.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,13 +9,13 @@
 #include <optional>
 #include <stdexcept>
 
-#include "launcher/lifecycle/destroy.h"
-#include "launcher/lifecycle/domain_session.h"
-#include "launcher/lifecycle/domain_xml.h"
-#include "launcher/lifecycle/migration_poll.h"
-#include "launcher/lifecycle/migration_settings.h"
-#include "launcher/lifecycle/save_file.h"
-#include "launcher/lifecycle/start_interrupt.h"
+#include "launcher/lifecycle/move/migration_poll.h"
+#include "launcher/lifecycle/move/save_file.h"
+#include "launcher/lifecycle/observe/domain_xml.h"
+#include "launcher/lifecycle/session/destroy.h"
+#include "launcher/lifecycle/session/domain_session.h"
+#include "launcher/lifecycle/start/migration_settings.h"
+#include "launcher/lifecycle/start/start_interrupt.h"
 
 namespace qlaunch::launcher {
 

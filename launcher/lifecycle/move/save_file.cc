@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/save_file.h"
+#include "launcher/lifecycle/move/save_file.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/save_file.h"
+#include "launcher/lifecycle/move/save_file.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/device_lists.h"
+#include "launcher/lifecycle/observe/device_lists.h"
 
 #include "domain/xml_doc.h"
 #include "domain/xml_node.h"

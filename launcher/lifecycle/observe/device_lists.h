@@ -1,5 +1,5 @@
 // The rows of `qlaunch domblklist` and `domiflist`, read from a domain XML as virsh 9.0 reads
-// them from the live XML (launcher/lifecycle/live_xml.h). Pure.
+// them from the live XML (launcher/lifecycle/change/live_xml.h). Pure.
 #pragma once
 
 #include <string>

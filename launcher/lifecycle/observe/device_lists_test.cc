@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/device_lists.h"
+#include "launcher/lifecycle/observe/device_lists.h"
 
 #include <gtest/gtest.h>
 

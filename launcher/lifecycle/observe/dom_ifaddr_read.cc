@@ -1,10 +1,10 @@
-#include "launcher/lifecycle/dom_ifaddr_read.h"
+#include "launcher/lifecycle/observe/dom_ifaddr_read.h"
 
 #include <stdexcept>
 
-#include "launcher/lifecycle/domain_session.h"
-#include "launcher/lifecycle/domain_xml.h"
-#include "launcher/lifecycle/guest_agent.h"
+#include "launcher/lifecycle/observe/domain_xml.h"
+#include "launcher/lifecycle/observe/guest_agent.h"
+#include "launcher/lifecycle/session/domain_session.h"
 
 namespace qlaunch::launcher {
 

@@ -1,5 +1,5 @@
-// `qlaunch domifaddr`: the rows of launcher/lifecycle/dom_ifaddr.h read from a running domain:
-// its live XML, and for --source agent its guest agent (launcher/lifecycle/guest_agent.h), after
+// `qlaunch domifaddr`: the rows of launcher/lifecycle/observe/dom_ifaddr.h read from a running domain:
+// its live XML, and for --source agent its guest agent (launcher/lifecycle/observe/guest_agent.h), after
 // asking QEMU (query-chardev) whether the guest has opened the agent's port at all, as libvirt
 // knows it from VSERPORT_CHANGE: a guest without a running agent is told at once.
 #pragma once
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/dom_ifaddr.h"
+#include "launcher/lifecycle/observe/dom_ifaddr.h"
 
 namespace qlaunch::launcher {
 

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/dom_ifaddr.h"
+#include "launcher/lifecycle/observe/dom_ifaddr.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/dom_stats.h"
+#include "launcher/lifecycle/observe/dom_stats.h"
 
 #include <cstdint>
 #include <stdexcept>
@@ -6,7 +6,7 @@
 
 #include "domain/xml_doc.h"
 #include "domain/xml_node.h"
-#include "launcher/lifecycle/device_lists.h"
+#include "launcher/lifecycle/observe/device_lists.h"
 
 namespace qlaunch::launcher {
 

@@ -1,6 +1,6 @@
 // The fields of `qlaunch domstats`, named and ordered as libvirt 9.0's `virsh domstats` prints
 // its groups state, balloon, vcpu, net and block, computed from QEMU's QMP replies and a few
-// host facts (a vCPU thread's times, a tap's counters) gathered by launcher/lifecycle/dom_stats_read.h.
+// host facts (a vCPU thread's times, a tap's counters) gathered by launcher/lifecycle/observe/dom_stats_read.h.
 // Pure: tested on tables of replies.
 //
 // Where qlaunch knows less than libvirt: state.reason of a running domain is 1 (booted) also
@@ -66,7 +66,7 @@ using StatField = std::pair<std::string, nlohmann::json>;
 // needs (naming the command).
 std::vector<StatField> DomStats(const DomStatsInput& in);
 
-// The disks and interfaces DomStats reads, from a live domain XML (launcher/lifecycle/live_xml.h).
+// The disks and interfaces DomStats reads, from a live domain XML (launcher/lifecycle/change/live_xml.h).
 // Throws DiagnosticError when it does not parse.
 std::vector<StatsDisk> StatsDisks(const std::string& live_xml, const std::string& file);
 std::vector<std::string> StatsTaps(const std::string& live_xml, const std::string& file);

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/dom_stats_read.h"
+#include "launcher/lifecycle/observe/dom_stats_read.h"
 
 #include <unistd.h>
 
@@ -8,8 +8,8 @@
 
 #include "domain/memory_totals.h"
 #include "domain/parser.h"
-#include "launcher/lifecycle/domain_session.h"
-#include "launcher/lifecycle/domain_xml.h"
+#include "launcher/lifecycle/observe/domain_xml.h"
+#include "launcher/lifecycle/session/domain_session.h"
 
 namespace qlaunch::launcher {
 

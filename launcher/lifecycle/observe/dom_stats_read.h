@@ -1,4 +1,4 @@
-// `qlaunch domstats`: what DomStats (launcher/lifecycle/dom_stats.h) needs, read from a running
+// `qlaunch domstats`: what DomStats (launcher/lifecycle/observe/dom_stats.h) needs, read from a running
 // domain: its live XML, QMP (query-status, query-balloon, query-cpus-fast, query-blockstats,
 // query-block), its vCPU threads' times under /proc and its taps' counters under /sys/class/net.
 #pragma once
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/dom_stats.h"
+#include "launcher/lifecycle/observe/dom_stats.h"
 
 namespace qlaunch::launcher {
 

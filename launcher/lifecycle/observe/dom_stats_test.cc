@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/dom_stats.h"
+#include "launcher/lifecycle/observe/dom_stats.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/domain_info.h"
+#include "launcher/lifecycle/observe/domain_info.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,12 +10,12 @@
 
 #include "common/id_set.h"
 #include "domain/parser.h"
-#include "launcher/lifecycle/balloon.h"
-#include "launcher/lifecycle/destroy.h"
-#include "launcher/lifecycle/domain_list.h"
-#include "launcher/lifecycle/memory_resize.h"
-#include "launcher/lifecycle/numa_maps.h"
-#include "launcher/lifecycle/running_def.h"
+#include "launcher/lifecycle/change/balloon.h"
+#include "launcher/lifecycle/change/memory_resize.h"
+#include "launcher/lifecycle/change/running_def.h"
+#include "launcher/lifecycle/observe/domain_list.h"
+#include "launcher/lifecycle/observe/numa_maps.h"
+#include "launcher/lifecycle/session/destroy.h"
 #include "prealloc/error.h"
 #include "prealloc/page_nodes.h"
 

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/domain_list.h"
+#include "launcher/lifecycle/observe/domain_list.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "domain/parser.h"
-#include "launcher/lifecycle/incoming.h"
-#include "launcher/lifecycle/running_def.h"
+#include "launcher/lifecycle/change/running_def.h"
+#include "launcher/lifecycle/start/incoming.h"
 #include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {

@@ -1,13 +1,13 @@
-#include "launcher/lifecycle/domain_xml.h"
+#include "launcher/lifecycle/observe/domain_xml.h"
 
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
-#include "launcher/lifecycle/destroy.h"
-#include "launcher/lifecycle/domain_list.h"
-#include "launcher/lifecycle/live_xml.h"
-#include "launcher/lifecycle/running_def.h"
+#include "launcher/lifecycle/change/live_xml.h"
+#include "launcher/lifecycle/change/running_def.h"
+#include "launcher/lifecycle/observe/domain_list.h"
+#include "launcher/lifecycle/session/destroy.h"
 #include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {

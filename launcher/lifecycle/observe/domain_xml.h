@@ -1,12 +1,12 @@
 // `qlaunch dumpxml`, `domblklist`, `domiflist`: a domain's XML from its state dir. The live XML
-// (launcher/lifecycle/live_xml.h) from what the state dir records of the running domain and what
+// (launcher/lifecycle/change/live_xml.h) from what the state dir records of the running domain and what
 // its QEMU says of its ptys and DIMMs; with inactive, the XML as it was given.
 #pragma once
 
 #include <string>
 
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/domain_state.h"
+#include "launcher/lifecycle/session/domain_state.h"
 
 namespace qlaunch::launcher {
 

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/guest_agent.h"
+#include "launcher/lifecycle/observe/guest_agent.h"
 
 #include <poll.h>
 #include <sys/socket.h>

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/numa_maps.h"
+#include "launcher/lifecycle/observe/numa_maps.h"
 
 #include <cstdlib>
 #include <set>

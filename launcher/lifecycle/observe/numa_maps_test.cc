@@ -1,5 +1,5 @@
 // Reading where guest memory sits from /proc/PID/maps + numa_maps text (as the kernel writes it).
-#include "launcher/lifecycle/numa_maps.h"
+#include "launcher/lifecycle/observe/numa_maps.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
-#include "launcher/lifecycle/destroy.h"
+#include "launcher/lifecycle/session/destroy.h"
 
 #include <signal.h>
 
 #include <thread>
 
-#include "launcher/lifecycle/incoming.h"
+#include "launcher/lifecycle/start/incoming.h"
 #include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/domain_state.h"
+#include "launcher/lifecycle/session/domain_state.h"
 
 namespace qlaunch::launcher {
 

@@ -1,9 +1,9 @@
-#include "launcher/lifecycle/domain_session.h"
+#include "launcher/lifecycle/session/domain_session.h"
 
 #include <stdexcept>
 #include <thread>
 
-#include "launcher/lifecycle/destroy.h"
+#include "launcher/lifecycle/session/destroy.h"
 
 namespace qlaunch::launcher {
 

@@ -1,5 +1,5 @@
 // A QMP session with a running domain, for the verbs that act on one (suspend, resume, reboot,
-// shutdown, qemu-monitor-command): the domain must be running (launcher/lifecycle/destroy.h RunningQemu),
+// shutdown, qemu-monitor-command): the domain must be running (launcher/lifecycle/session/destroy.h RunningQemu),
 // then its QMP socket is connected and qmp_capabilities sent.
 #pragma once
 
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/domain_state.h"
+#include "launcher/lifecycle/session/domain_state.h"
 #include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/domain_state.h"
+#include "launcher/lifecycle/session/domain_state.h"
 
 #include <array>
 

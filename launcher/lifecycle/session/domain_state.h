@@ -1,5 +1,5 @@
 // The one table of a domain's states: which state may follow which, and which verbs each state
-// accepts. Pure (no I/O). Every verb asks it (RunningQemu in launcher/lifecycle/destroy.h,
+// accepts. Pure (no I/O). Every verb asks it (RunningQemu in launcher/lifecycle/session/destroy.h,
 // OpenDomainSession, start's RefuseIfRunning) instead of checking state on its own, so a verb
 // in the wrong state gets one clear error, the table's.
 //
@@ -13,7 +13,7 @@
 // not record paused (QEMU does), so the verbs that act on a running domain are accepted in both
 // running and paused, as libvirt accepts them (suspend of a paused domain and resume of a
 // running one do nothing). Incoming: `start --incoming` waits for the guest to come in;
-// migrating: `migrate` is moving it away (launcher/lifecycle/migrate.h) or `save` into a file (save.h); shutting down is `shutdown` waiting for the guest to power off.
+// migrating: `migrate` is moving it away (launcher/lifecycle/move/migrate.h) or `save` into a file (save.h); shutting down is `shutdown` waiting for the guest to power off.
 #pragma once
 
 #include <string>

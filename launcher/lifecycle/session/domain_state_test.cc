@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/domain_state.h"
+#include "launcher/lifecycle/session/domain_state.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "launcher/lifecycle/destroy.h"
+#include "launcher/lifecycle/session/destroy.h"
 
 namespace qlaunch::launcher {
 namespace {

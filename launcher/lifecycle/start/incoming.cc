@@ -1,10 +1,10 @@
-#include "launcher/lifecycle/incoming.h"
+#include "launcher/lifecycle/start/incoming.h"
 
 #include <stdexcept>
 #include <system_error>
 
-#include "launcher/lifecycle/domain_list.h"
-#include "launcher/lifecycle/migration_settings.h"
+#include "launcher/lifecycle/observe/domain_list.h"
+#include "launcher/lifecycle/start/migration_settings.h"
 
 namespace qlaunch::launcher {
 

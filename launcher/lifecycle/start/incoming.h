@@ -7,7 +7,7 @@
 #include <string>
 
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/migration_uri.h"
+#include "launcher/lifecycle/start/migration_uri.h"
 #include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/inputs.h"
+#include "launcher/lifecycle/start/inputs.h"
 
 #include <cstdio>
 #include <cstdlib>

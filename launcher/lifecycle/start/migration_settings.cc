@@ -1,8 +1,8 @@
-#include "launcher/lifecycle/migration_settings.h"
+#include "launcher/lifecycle/start/migration_settings.h"
 
 #include <string>
 
-#include "launcher/lifecycle/migration_poll.h"
+#include "launcher/lifecycle/move/migration_poll.h"
 
 namespace qlaunch::launcher {
 

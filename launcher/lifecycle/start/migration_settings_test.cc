@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/migration_settings.h"
+#include "launcher/lifecycle/start/migration_settings.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/migration_uri.h"
+#include "launcher/lifecycle/start/migration_uri.h"
 
 #include <cstdlib>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/preflight.h"
+#include "launcher/lifecycle/start/preflight.h"
 
 #include <algorithm>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/process_clock.h"
+#include "launcher/lifecycle/start/process_clock.h"
 
 #include <gtest/gtest.h>
 

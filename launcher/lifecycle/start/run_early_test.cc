@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/run_early.h"
+#include "launcher/lifecycle/start/run_early.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/slurm_gres.h"
+#include "launcher/lifecycle/start/slurm_gres.h"
 
 #include <fstream>
 #include <set>

@@ -1,6 +1,6 @@
 // StartDomain (start.h) as the sequence of a start, each step a call into the file or room that
 // owns it, each phase timed (Timings::Mark):
-//   inputs      lifecycle/inputs.h (domain, host, caps), host/qemu_user.h    parse, topology, probe
+//   inputs      lifecycle/start/inputs.h (domain, host, caps), host/qemu_user.h    parse, topology, probe
 //               (the host read on a thread beside the parse and the user lookup)
 //   plan        start_plan.h (PlanStart: the planner, launcher fds free here)  plan
 //   pre-flight  start_checks.h (RefuseIfRunning, CheckHostForPlan), host/pool_lock.h
@@ -11,7 +11,7 @@
 //   QMP         start_qmp.h (ConnectQmp, then qmp_capabilities)             qmp_ready, prealloc
 //   cont        start_qmp.h (BeforeCont, WaitRunning); qlaunch's unmap         unmap, cont
 // and how it fails: start_failure.h (FaultPoint, FailureMessage).
-#include "launcher/lifecycle/start.h"
+#include "launcher/lifecycle/start/start.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -32,25 +32,25 @@
 #include "launcher/host/cgroup.h"
 #include "launcher/host/device_host.h"
 #include "launcher/host/file_labels.h"
-#include "launcher/lifecycle/incoming.h"
-#include "launcher/lifecycle/inputs.h"
-#include "launcher/lifecycle/migration_uri.h"
 #include "launcher/host/pool_lock.h"
 #include "launcher/host/pool_reserved.h"
-#include "launcher/lifecycle/preflight.h"
 #include "launcher/host/qemu_spawn.h"
 #include "launcher/host/qemu_user.h"
 #include "launcher/host/qmp_listener.h"
-#include "launcher/lifecycle/run_early.h"
-#include "launcher/lifecycle/start_affinity.h"
-#include "launcher/lifecycle/start_checks.h"
-#include "launcher/lifecycle/start_failure.h"
-#include "launcher/lifecycle/start_interrupt.h"
-#include "launcher/lifecycle/start_memory.h"
-#include "launcher/lifecycle/start_plan.h"
-#include "launcher/lifecycle/start_qemu_progress.h"
-#include "launcher/lifecycle/start_qmp.h"
 #include "launcher/host/state_dir.h"
+#include "launcher/lifecycle/start/incoming.h"
+#include "launcher/lifecycle/start/inputs.h"
+#include "launcher/lifecycle/start/migration_uri.h"
+#include "launcher/lifecycle/start/preflight.h"
+#include "launcher/lifecycle/start/run_early.h"
+#include "launcher/lifecycle/start/start_affinity.h"
+#include "launcher/lifecycle/start/start_checks.h"
+#include "launcher/lifecycle/start/start_failure.h"
+#include "launcher/lifecycle/start/start_interrupt.h"
+#include "launcher/lifecycle/start/start_memory.h"
+#include "launcher/lifecycle/start/start_plan.h"
+#include "launcher/lifecycle/start/start_qemu_progress.h"
+#include "launcher/lifecycle/start/start_qmp.h"
 #include "prealloc/progress_line.h"
 #include "qemu_cmd/caps_probe.h"
 #include "qemu_cmd/planner.h"

@@ -6,7 +6,7 @@
 //   qmp_capabilities (its reply: QEMU's own start-up preallocation is done) -> widen QEMU's
 //   affinity if it was narrowed -> launcher population done -> object-del every
 //   thread-context -> cont (qlaunch's mappings released meanwhile) -> QEMU says running (RESUME,
-//   else query-status). With --run-early (launcher/lifecycle/run_early.h)
+//   else query-status). With --run-early (launcher/lifecycle/start/run_early.h)
 //   the launcher's population is waited for after cont instead, with the guest running.
 //
 // With --incoming, QEMU waits for the migration instead of cont (StartOptions::incoming).
@@ -21,7 +21,7 @@
 #include <optional>
 #include <string>
 
-#include "launcher/lifecycle/timings.h"
+#include "launcher/lifecycle/start/timings.h"
 #include "qemu_cmd/launch_plan.h"
 
 namespace qlaunch::launcher {

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/start_affinity.h"
+#include "launcher/lifecycle/start/start_affinity.h"
 
 #include "prealloc/worker_plan.h"
 

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/start_checks.h"
+#include "launcher/lifecycle/start/start_checks.h"
 
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -10,9 +10,9 @@
 #include <filesystem>
 
 #include "domain/memory_totals.h"
-#include "launcher/lifecycle/domain_state.h"
-#include "launcher/lifecycle/preflight.h"
-#include "launcher/lifecycle/run_early.h"
+#include "launcher/lifecycle/session/domain_state.h"
+#include "launcher/lifecycle/start/preflight.h"
+#include "launcher/lifecycle/start/run_early.h"
 
 namespace qlaunch::launcher {
 

@@ -1,4 +1,4 @@
-// The checks of `qlaunch start` that need nothing created yet (launcher/lifecycle/start.cc): the
+// The checks of `qlaunch start` that need nothing created yet (launcher/lifecycle/start/start.cc): the
 // emulator path before probing; after planning, a domain of that name that already runs, and
 // every problem of this host with the plan (KVM, RLIMIT_MEMLOCK, --run-early, /dev/kvm for
 // QEMU's user, the hugepage pools), reported together.
@@ -14,7 +14,7 @@
 #include "domain/domain_def.h"
 #include "launcher/host/qemu_user.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/start.h"
+#include "launcher/lifecycle/start/start.h"
 #include "numa/host_topology.h"
 #include "qemu_cmd/launch_plan.h"
 

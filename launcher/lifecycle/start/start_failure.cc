@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/start_failure.h"
+#include "launcher/lifecycle/start/start_failure.h"
 
 
 #include <chrono>

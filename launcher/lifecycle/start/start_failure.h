@@ -1,4 +1,4 @@
-// How `qlaunch start` fails (launcher/lifecycle/start.cc): the fault points the tests use to fail
+// How `qlaunch start` fails (launcher/lifecycle/start/start.cc): the fault points the tests use to fail
 // it at each phase, and the message of a start that failed once QEMU was spawned.
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "launcher/host/qemu_spawn.h"
-#include "launcher/lifecycle/start_interrupt.h"
+#include "launcher/lifecycle/start/start_interrupt.h"
 
 namespace qlaunch::launcher {
 

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/start_interrupt.h"
+#include "launcher/lifecycle/start/start_interrupt.h"
 
 #include <poll.h>
 #include <signal.h>

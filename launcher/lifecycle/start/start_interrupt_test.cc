@@ -2,7 +2,7 @@
 // SIGINT raised in this process under the inner one is recorded for both, runs both's actions,
 // is not cleared by the inner one's start, and the process's own handler comes back only when the
 // outermost one ends.
-#include "launcher/lifecycle/start_interrupt.h"
+#include "launcher/lifecycle/start/start_interrupt.h"
 
 #include <signal.h>
 

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/start_memory.h"
+#include "launcher/lifecycle/start/start_memory.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <set>
 
-#include "launcher/lifecycle/preflight.h"
+#include "launcher/lifecycle/start/preflight.h"
 #include "prealloc/worker_plan.h"
 
 namespace qlaunch::launcher {

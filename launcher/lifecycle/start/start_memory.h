@@ -18,12 +18,12 @@
 
 #include "launcher/host/qemu_user.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/start_interrupt.h"
-#include "launcher/lifecycle/timings.h"
+#include "launcher/lifecycle/start/start_interrupt.h"
+#include "launcher/lifecycle/start/timings.h"
 #include "numa/host_topology.h"
 #include "prealloc/populate.h"
-#include "prealloc/progress_line.h"
 #include "prealloc/prepared_memory.h"
+#include "prealloc/progress_line.h"
 #include "qemu_cmd/launch_plan.h"
 
 namespace qlaunch::launcher {

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/start_plan.h"
+#include "launcher/lifecycle/start/start_plan.h"
 
 #include "launcher/host/qemu_spawn.h"
 #include "qemu_cmd/planner.h"

@@ -1,4 +1,4 @@
-// The plan step of `qlaunch start` (launcher/lifecycle/start.cc): the planner's LaunchPlan with
+// The plan step of `qlaunch start` (launcher/lifecycle/start/start.cc): the planner's LaunchPlan with
 // the launcher memfds on fd numbers that are free in this process, and what the start reports
 // and waits for from it.
 #pragma once

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/start_qemu_progress.h"
+#include "launcher/lifecycle/start/start_qemu_progress.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/start_qmp.h"
+#include "launcher/lifecycle/start/start_qmp.h"
 
 #include <cstdio>
 #include <optional>

@@ -1,4 +1,4 @@
-// The QMP steps of `qlaunch start` (launcher/lifecycle/start.cc): the greeting, within the time
+// The QMP steps of `qlaunch start` (launcher/lifecycle/start/start.cc): the greeting, within the time
 // QEMU may take to preallocate; before cont, the plan's device state and the thread-contexts'
 // removal; after cont, the wait until QEMU says the guest runs.
 #pragma once

@@ -1,11 +1,11 @@
-#include "launcher/lifecycle/timings.h"
+#include "launcher/lifecycle/start/timings.h"
 
 #include <cmath>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
 
-#include "launcher/lifecycle/process_clock.h"
+#include "launcher/lifecycle/start/process_clock.h"
 
 namespace qlaunch::launcher {
 

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/timings.h"
+#include "launcher/lifecycle/start/timings.h"
 
 #include <thread>
 

@@ -1,4 +1,4 @@
-#include "launcher/lifecycle/supervise.h"
+#include "launcher/lifecycle/supervise/supervise.h"
 
 #include <signal.h>
 #include <sys/socket.h>
@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "launcher/lifecycle/destroy.h"
+#include "launcher/lifecycle/session/destroy.h"
 #include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {

@@ -49,7 +49,7 @@ struct MigrateReport {
   nlohmann::json destination;  // ssh:// only (migrate_ssh.h): how the destination was prepared
 };
 
-// Throws std::invalid_argument (bad URI), NotRunningError / WrongStateError (destroy.h), and
+// Throws std::invalid_argument (bad URI), NotRunningError / WrongStateError (domain_session.h), and
 // std::runtime_error for a migration that did not complete or was not confirmed (the source
 // still runs, or is paused as it was).
 MigrateReport MigrateDomain(const StateDir& state, const MigrateOptions& opts);

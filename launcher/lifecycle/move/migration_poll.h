@@ -16,9 +16,6 @@
 
 namespace qlaunch::launcher {
 
-// QEMU refuses a max-bandwidth above SIZE_MAX / 1000 bytes/s; 1 TiB/s stands for "no limit".
-inline constexpr uint64_t kUnlimitedBandwidth = uint64_t{1} << 40;
-
 // The "migrating" file: this process moves the domain away (state_dir.h); gone with it.
 class MigratingMark {
  public:

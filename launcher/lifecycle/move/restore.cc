@@ -12,7 +12,7 @@
 #include "launcher/host/state_dir.h"
 #include "launcher/lifecycle/move/save_file.h"
 #include "launcher/lifecycle/session/destroy.h"
-#include "launcher/lifecycle/start/incoming.h"
+#include "launcher/lifecycle/session/domain_session.h"
 #include "launcher/lifecycle/start/start.h"
 #include "launcher/lifecycle/start/start_interrupt.h"
 #include "qemu_cmd/qmp_client.h"

@@ -37,7 +37,7 @@ struct SaveReport {
   double wall_ms = 0;         // this command, from the session until the domain is released
 };
 
-// Throws NotRunningError / WrongStateError (destroy.h), std::runtime_error naming FILE or QEMU's
+// Throws NotRunningError / WrongStateError (domain_session.h), std::runtime_error naming FILE or QEMU's
 // error (the domain stays as it was).
 SaveReport SaveDomain(const StateDir& state, const SaveOptions& opts);
 

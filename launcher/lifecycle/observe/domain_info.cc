@@ -15,7 +15,7 @@
 #include "launcher/lifecycle/change/running_def.h"
 #include "launcher/lifecycle/observe/domain_list.h"
 #include "launcher/lifecycle/observe/numa_maps.h"
-#include "launcher/lifecycle/session/destroy.h"
+#include "launcher/lifecycle/session/domain_session.h"
 #include "prealloc/error.h"
 #include "prealloc/page_nodes.h"
 

@@ -8,29 +8,9 @@
 
 #include "domain/parser.h"
 #include "launcher/lifecycle/change/running_def.h"
-#include "launcher/lifecycle/start/incoming.h"
-#include "qemu_cmd/qmp_client.h"
+#include "launcher/lifecycle/session/domain_session.h"
 
 namespace qlaunch::launcher {
-
-std::string QueryStatus(const std::string& socket, std::chrono::milliseconds timeout) {
-  try {
-    auto qmp = qemu::QmpClient::Connect(socket, timeout);
-    qmp->Execute("qmp_capabilities", nullptr, timeout);
-    nlohmann::json st = qmp->Execute("query-status", nullptr, timeout);
-    std::string status = st.value("status", "");
-    return status.empty() ? "unknown" : status;
-  } catch (const std::exception&) {
-    return "unknown";
-  }
-}
-
-std::string ShownStatus(const std::string& qemu_status) {
-  // postmigrate: a source kept after a migration its destination did not take, paused (as virsh
-  // shows it); save and migrate ask for a resume first (domain_session.h RefuseIfDisksReleased).
-  if (qemu_status == "postmigrate") return "paused";
-  return qemu_status == "inmigrate" ? "incoming" : qemu_status;
-}
 
 nlohmann::json ReadDevicesJson(const StateDir& state, const std::string& name) {
   std::ifstream in(state.DomainDir(name) / "devices.json");
@@ -41,14 +21,8 @@ nlohmann::json ReadDevicesJson(const StateDir& state, const std::string& name) {
 std::vector<DomainEntry> ListDomains(const StateDir& state, std::chrono::milliseconds qmp_timeout) {
   std::vector<DomainEntry> out;
   for (const std::string& name : state.Names()) {
-    SettleIncoming(state, name, qmp_timeout);
-    DomainStatus st = state.Inspect(name);
-    if (st.kind == DomainStatus::Kind::kStale) {
-      bool removed = false;
-      state.WithLock([&] { removed = state.RemoveIfStale(name); });
-      if (removed) continue;
-      st = state.Inspect(name);  // it came back to life meanwhile (a new start)
-    }
+    const DomainStatus st = LookUpDomain(state, name, qmp_timeout);
+    if (st.kind == DomainStatus::Kind::kStale) continue;  // reaped
     DomainEntry e;
     e.name = name;
     try {  // the running definition: what attach-device and setvcpus changed since the start

@@ -1,5 +1,6 @@
 // ListDomains: the domains in the state directory, with their state as QEMU reports it
-// (QMP query-status). Entries whose QEMU is gone are removed on the way and not listed.
+// (QMP query-status). Each is looked up through the one door (session/domain_session.h
+// LookUpDomain): entries whose QEMU is gone are reaped on the way and not listed.
 #pragma once
 
 #include <sys/types.h>
@@ -33,12 +34,6 @@ nlohmann::json ReadDevicesJson(const StateDir& state, const std::string& name);
 
 // qmp_timeout bounds the QMP exchange with each domain.
 std::vector<DomainEntry> ListDomains(const StateDir& state, std::chrono::milliseconds qmp_timeout);
-
-// QMP query-status of the QEMU behind `socket`: its "status", or "unknown" on any failure.
-std::string QueryStatus(const std::string& socket, std::chrono::milliseconds timeout);
-// The state list and dominfo show for QEMU's status: "incoming" for QEMU's inmigrate (the
-// destination of a migration, waiting), else QEMU's own word.
-std::string ShownStatus(const std::string& qemu_status);
 
 // [{"name", "pid", "state", "memory_bytes", "vcpus", "graphics", "interfaces"}, ...]; pid is
 // null while unknown.

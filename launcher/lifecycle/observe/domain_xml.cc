@@ -7,7 +7,7 @@
 #include "launcher/lifecycle/change/live_xml.h"
 #include "launcher/lifecycle/change/running_def.h"
 #include "launcher/lifecycle/observe/domain_list.h"
-#include "launcher/lifecycle/session/destroy.h"
+#include "launcher/lifecycle/session/domain_session.h"
 #include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {

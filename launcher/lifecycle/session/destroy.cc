@@ -4,7 +4,6 @@
 
 #include <thread>
 
-#include "launcher/lifecycle/start/incoming.h"
 #include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {
@@ -42,27 +41,6 @@ bool Quit(const std::string& socket, std::chrono::milliseconds timeout) {
 }
 
 }  // namespace
-
-ProcessRef RunningQemu(const StateDir& state, const std::string& name, Verb verb) {
-  try {
-    CheckDomainName(name);
-  } catch (const std::invalid_argument&) {
-    throw NotRunningError(name);
-  }
-  std::error_code ec;
-  if (!std::filesystem::is_directory(state.DomainDir(name), ec)) throw NotRunningError(name);
-  SettleIncoming(state, name);
-  DomainStatus st = state.Inspect(name);
-  if (st.kind == DomainStatus::Kind::kStale) {
-    state.WithLock([&] { state.RemoveIfStale(name); });
-    throw NotRunningError(name);
-  }
-  const DomainState now = StateFromStatus(st);
-  if (!Accepts(now, verb))
-    throw WrongStateError(RefusalMessage(
-        name, now, verb, now == DomainState::kStarting ? "by qlaunch pid " + std::to_string(st.owner->pid) : ""));
-  return *st.qemu;
-}
 
 DestroyResult DestroyDomain(const StateDir& state, const std::string& name, const DestroyOptions& opts) {
   const ProcessRef qemu = RunningQemu(state, name, Verb::kDestroy);

@@ -1,5 +1,5 @@
 // The one table of a domain's states: which state may follow which, and which verbs each state
-// accepts. Pure (no I/O). Every verb asks it (RunningQemu in launcher/lifecycle/session/destroy.h,
+// accepts. Pure (no I/O). Every verb asks it (RunningQemu in launcher/lifecycle/session/domain_session.h,
 // OpenDomainSession, start's RefuseIfRunning) instead of checking state on its own, so a verb
 // in the wrong state gets one clear error, the table's.
 //
@@ -40,7 +40,7 @@ const char* VerbName(Verb v);          // "start", "destroy", ..., "qemu-monitor
 
 // What the state dir says (StateDir::Inspect) as a state of the table: kStarting while a start is
 // at work; kIncoming for the destination of a migration not yet in (its "incoming" file, which
-// SettleIncoming in migration_state.h removes once QEMU has the guest); kMigrating while a
+// SettleIncoming in domain_session.h removes once QEMU has the guest); kMigrating while a
 // `migrate` of it lives; else kRunning (the state dir does not know paused), kShutOff for a stale
 // entry.
 DomainState StateFromStatus(const DomainStatus& st);

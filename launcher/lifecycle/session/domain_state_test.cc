@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "launcher/lifecycle/session/destroy.h"
+#include "launcher/lifecycle/session/domain_session.h"
 
 namespace qlaunch::launcher {
 namespace {

@@ -1,9 +1,7 @@
 #include "launcher/lifecycle/start/incoming.h"
 
 #include <stdexcept>
-#include <system_error>
 
-#include "launcher/lifecycle/observe/domain_list.h"
 #include "launcher/lifecycle/start/migration_settings.h"
 
 namespace qlaunch::launcher {
@@ -36,14 +34,6 @@ std::string ListenIncoming(qemu::QmpClient& qmp, const MigrationUri& uri, bool i
   }
   throw std::runtime_error("QEMU listens for the migration but does not say on which port (query-migrate: " +
                            info.dump() + ")");
-}
-
-void SettleIncoming(const StateDir& state, const std::string& name, std::chrono::milliseconds timeout) {
-  const auto file = state.DomainDir(name) / "incoming";
-  std::error_code ec;
-  if (!std::filesystem::exists(file, ec)) return;
-  const std::string status = QueryStatus((state.DomainDir(name) / "qmp.sock").string(), timeout);
-  if (status != "inmigrate" && status != "unknown") std::filesystem::remove(file, ec);
 }
 
 }  // namespace qlaunch::launcher

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <string>
 
-#include "launcher/host/state_dir.h"
 #include "launcher/lifecycle/start/migration_uri.h"
 #include "qemu_cmd/qmp_client.h"
 
@@ -18,12 +17,5 @@ namespace qlaunch::launcher {
 // socket-address).
 std::string ListenIncoming(qemu::QmpClient& qmp, const MigrationUri& uri, bool ignore_shared,
                            std::chrono::milliseconds timeout, int fd = -1);
-
-// The destination's "incoming" file (state_dir.h) stays until a verb sees that QEMU has the guest:
-// when the file is there and QEMU's status is no longer inmigrate, it is removed, so the domain's
-// state is running (or paused) from then on. Called by RunningQemu and list before they read the
-// state; a QEMU that does not answer within `timeout` leaves the file as it is.
-void SettleIncoming(const StateDir& state, const std::string& name,
-                    std::chrono::milliseconds timeout = std::chrono::seconds(2));
 
 }  // namespace qlaunch::launcher

@@ -2,8 +2,6 @@
 
 #include <string>
 
-#include "launcher/lifecycle/move/migration_poll.h"
-
 namespace qlaunch::launcher {
 
 using nlohmann::json;

@@ -18,6 +18,9 @@
 
 namespace qlaunch::launcher {
 
+// QEMU refuses a max-bandwidth above SIZE_MAX / 1000 bytes/s; 1 TiB/s stands for "no limit".
+inline constexpr uint64_t kUnlimitedBandwidth = uint64_t{1} << 40;
+
 struct MigrationSettings {
   bool ignore_shared = false;  // x-ignore-shared: RAM in shared memory is not sent (`migrate --local`)
   // return-path: the destination reports on a back channel whether it loaded the guest, and QEMU

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "launcher/lifecycle/session/destroy.h"
+#include "launcher/lifecycle/session/domain_session.h"
 #include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {

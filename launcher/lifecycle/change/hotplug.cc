@@ -1,7 +1,6 @@
-// attach-device and detach-device (hotplug.h). Over 400 lines for a reason: both verbs share the
-// change journal's recovery (Recover, FinishDetach, the pending detaches) kept private here, so
-// that no other file can finish or undo a change half-way; the memory devices' own side lives in
-// memory_hotplug.cc.
+// attach-device and detach-device (hotplug.h): both verbs' way in, and the plain devices (disks,
+// interfaces, character devices, ...). The memory devices' own side (DIMM, virtio-mem) lives in
+// memory_hotplug.cc, the change journal's recovery both verbs begin with in change_recovery.cc.
 #include "launcher/lifecycle/change/hotplug.h"
 
 #include <signal.h>
@@ -21,9 +20,9 @@
 #include "domain/parse_fragment.h"
 #include "launcher/host/device_host.h"
 #include "launcher/host/file_labels.h"
-#include "launcher/host/qemu_memfds.h"
 #include "launcher/host/qemu_user.h"
 #include "launcher/host/state_dir.h"
+#include "launcher/lifecycle/change/change_recovery.h"
 #include "launcher/lifecycle/change/media_record.h"
 #include "launcher/lifecycle/change/memory_hotplug.h"
 #include "launcher/lifecycle/change/running_def.h"
@@ -42,20 +41,6 @@ namespace {
 
 json CallJson(const qemu::QmpCall& c) { return {{"execute", c.execute}, {"arguments", c.arguments}}; }
 
-void RunQuietly(qemu::QmpClient& qmp, const json& call, std::chrono::milliseconds timeout) {
-  if (!call.is_object() || call.value("execute", "").empty()) return;
-  try {
-    qmp.Execute(call["execute"], call.value("arguments", json()), timeout);
-  } catch (const std::exception&) {
-  }
-}
-
-bool DeviceExists(qemu::QmpClient& qmp, const std::string& id, std::chrono::milliseconds timeout) {
-  for (const json& p : qmp.Execute("qom-list", {{"path", "/machine/peripheral"}}, timeout))
-    if (p.value("name", "") == id) return true;
-  return false;
-}
-
 std::string QemuUserName(const fs::path& dir) {
   std::string user = ReadSmallFile(dir / "user").value_or("");
   while (!user.empty() && (user.back() == '\n' || user.back() == ' ')) user.pop_back();
@@ -68,114 +53,6 @@ std::vector<LabelTarget> DeviceLabelTargets(const domain::DeviceFragment& f) {
   one.file = f.file;
   one.devices.disks = f.devices.disks;
   return LabelTargets(one);
-}
-
-void GiveBack(const StateDir& state, const fs::path& dir, const std::vector<std::string>& files,
-              const domain::DomainDef& still_running) {
-  // What the domain still opens keeps its owner (read once: it opens qcow2 headers for their
-  // backing chains).
-  const std::vector<LabelTarget> in_use = LabelTargets(still_running);
-  std::vector<std::string> give;
-  for (const std::string& f : files)
-    if (std::none_of(in_use.begin(), in_use.end(), [&](const LabelTarget& t) { return t.path == f; })) give.push_back(f);
-  if (!give.empty()) state.WithLock([&] { RestoreLabelsOf(dir, give); });
-}
-
-// Removes a device QEMU no longer has from the state dir: its backends (already gone with it
-// for most), its record and element, its image's owner, its socket.
-void FinishDetach(const StateDir& state, const fs::path& dir, qemu::QmpClient& qmp, const json& change,
-                  std::chrono::milliseconds timeout) {
-  for (const json& c : change.value("release", json::array())) RunQuietly(qmp, c, timeout);
-  RunningState st = LoadRunningState(dir);
-  const std::string id = change.value("id", "");
-  if (const json mem = change.value("memory", json()); mem.is_object()) {
-    // A memory device: its element by line (a DIMM of the start has no element in its record),
-    // its backend and device in plan.json, and <memory> without it.
-    // A DIMM QEMU was started with keeps its inherited memfd open after object-del: its pages
-    // go back to the pool here (the fd set of one attached at run time was closed already).
-    if (const std::string memdev = mem.value("memdev", ""); !memdev.empty())
-      if (const std::optional<ProcessRef> qemu = ReadProcessRef(dir / "pid", dir / "pid.start")) try {
-          ReleaseUnmappedMemfd(qemu->pid, dir.filename().string(), memdev);
-        } catch (const std::exception& e) {
-          std::fprintf(stderr, "qlaunch: warning: %s: the memory of %s stays held until QEMU ends: %s\n",
-                       dir.filename().c_str(), id.c_str(), e.what());
-        }
-    CommitDetach(&st, "memory", mem.value("line", 0));
-    CommitMemoryDevices(&st, json(), json(), id, mem.value("memdev", ""), mem.value("memory_bytes_after", uint64_t{0}));
-  } else {
-    for (const qemu::DeviceRecord& r : st.records)
-      if (r.id == id) {
-        CommitDetach(&st, r.element, r.line);
-        break;
-      }
-  }
-  GiveBack(state, dir, change.value("files", std::vector<std::string>{}), st.def);
-  if (const std::string socket = change.value("socket", ""); !socket.empty()) ::unlink(socket.c_str());
-  if (const std::string target = change.value("target", ""); !target.empty()) ForgetMedia(dir, target);
-}
-
-// A change-media cut short: QEMU's drive holds the new medium (record it, give the old one
-// back) or not (remove the new nodes, give the new image back).
-void RecoverMedia(const StateDir& state, const fs::path& dir, qemu::QmpClient& qmp, const json& ch,
-                  std::chrono::milliseconds timeout) {
-  std::string node_now;
-  for (const json& b : qmp.Execute("query-block", nullptr, timeout))
-    if (b.value("qdev", "") == ch.value("id", "") && b.contains("inserted")) {
-      node_now = b["inserted"].value("node-name", "");
-      if (node_now.ends_with("-format")) node_now.resize(node_now.size() - 7);
-    }
-  const std::string node = ch.value("node", "");
-  const RunningState st = LoadRunningState(dir);
-  if (node_now == node) {
-    RecordMediaChange(dir, ch.value("target", ""), ch.value("type", "file"), ch.value("source", ""), node,
-                      ch.value("next_node_index", 0u));
-    if (const std::string old = ch.value("old_source", ""); !old.empty() && old != ch.value("source", ""))
-      GiveBack(state, dir, {old}, LoadRunningState(dir).def);
-  } else {
-    if (!node.empty())
-      for (const char* part : {"-format", "-storage"})
-        RunQuietly(qmp, {{"execute", "blockdev-del"}, {"arguments", {{"node-name", node + part}}}}, timeout);
-    if (ch.value("relabelled", false)) GiveBack(state, dir, {ch.value("source", "")}, st.def);
-  }
-}
-
-// What a killed qlaunch left in change.json, finished or undone as QEMU now has it; and the
-// detaches the guest has completed since detach-device stopped waiting.
-void Recover(const StateDir& state, const fs::path& dir, qemu::QmpClient& qmp, std::chrono::milliseconds timeout) {
-  std::vector<json> pending = PendingDetaches(dir);
-  if (std::optional<json> ch = ReadChange(dir)) {
-    const std::string id = ch->value("id", "");
-    const bool exists = !id.empty() && DeviceExists(qmp, id, timeout);
-    if (ch->value("op", "") == "attach") {
-      RunningState st = LoadRunningState(dir);
-      if (exists) {
-        CommitAttach(&st, ch->value("xml", ""), qemu::DeviceRecordFromJson(ch->value("record", json::object())),
-                     ch->value("node_index", st.node_index), ch->value("host_nic", json()));
-        if (const json mem = ch->value("memory", json()); mem.is_object())
-          CommitMemoryDevices(&st, mem.value("backend", json()), mem.value("device", json()), "", "",
-                              mem.value("memory_bytes_after", uint64_t{0}));
-      } else {
-        const json undo = ch->value("undo", json::array());
-        for (auto it = undo.rbegin(); it != undo.rend(); ++it) RunQuietly(qmp, *it, timeout);
-        GiveBack(state, dir, ch->value("files", std::vector<std::string>{}), st.def);
-        if (const std::string socket = ch->value("socket", ""); !socket.empty()) ::unlink(socket.c_str());
-      }
-    } else if (ch->value("op", "") == "detach") {
-      pending.push_back(*ch);  // asked of QEMU or not: settled below by whether the device exists
-    } else if (ch->value("op", "") == "media") {
-      RecoverMedia(state, dir, qmp, *ch, timeout);
-    }
-    ClearChange(dir);
-  }
-  std::vector<json> still;
-  for (const json& p : pending) {
-    if (DeviceExists(qmp, p.value("id", ""), timeout)) {
-      still.push_back(p);
-    } else {
-      FinishDetach(state, dir, qmp, p, timeout);
-    }
-  }
-  SetPendingDetaches(dir, still);
 }
 
 // Testing aid: $QLAUNCH_HOTPLUG_FAULT=device_add makes QEMU's device_add fail as if QEMU refused
@@ -225,11 +102,6 @@ void MakeHostDevice(const qemu::AttachPlan& plan, const domain::DeviceFragment& 
 
 }  // namespace
 
-void RecoverChanges(const StateDir& state, const std::string& name, qemu::QmpClient& qmp,
-                    std::chrono::milliseconds timeout) {
-  Recover(state, state.DomainDir(name), qmp, timeout);
-}
-
 json ToJson(const HotplugResult& r) {
   json j = {{"element", r.element}, {"alias", r.id}, {"ms", r.ms}};
   if (r.slot) {
@@ -266,7 +138,7 @@ struct Change {
 Change BeginChange(const StateDir& state, const std::string& name, Verb verb, const std::string& device_file,
                    std::chrono::milliseconds timeout) {
   Change c{OpenDomainSession(state, name, verb, timeout), state.DomainDir(name), {}, {}};
-  Recover(state, c.dir, *c.session.qmp, timeout);
+  RecoverChanges(state, name, *c.session.qmp, timeout);
   c.st = LoadRunningState(c.dir);
   c.fragment = domain::ParseDeviceFile(device_file);
   return c;

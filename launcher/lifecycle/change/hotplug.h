@@ -19,7 +19,6 @@
 #include "common/id_set.h"
 #include "launcher/host/state_dir.h"
 #include "qemu_cmd/device_plan.h"
-#include "qemu_cmd/qmp_client.h"
 
 namespace qlaunch::launcher {
 
@@ -46,12 +45,6 @@ struct HotplugResult {
 };
 
 nlohmann::json ToJson(const HotplugResult& r);
-
-// Finishes or undoes what a killed qlaunch left half done (change.json: an attach, a detach, a
-// change-media), as QEMU now has it, and the detaches the guest has completed since
-// (detaching.json). Every verb that changes a running domain's devices calls it first.
-void RecoverChanges(const StateDir& state, const std::string& name, qemu::QmpClient& qmp,
-                    std::chrono::milliseconds timeout);
 
 // Throws DiagnosticError for a device file that cannot be attached (naming it), NotRunningError,
 // WrongStateError, std::runtime_error for what QEMU or the host refused.

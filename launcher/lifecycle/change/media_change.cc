@@ -14,7 +14,7 @@
 #include "domain/parser.h"
 #include "launcher/host/file_labels.h"
 #include "launcher/host/qemu_user.h"
-#include "launcher/lifecycle/change/hotplug.h"
+#include "launcher/lifecycle/change/change_recovery.h"
 #include "launcher/lifecycle/change/media_record.h"
 #include "launcher/lifecycle/change/running_def.h"
 #include "launcher/lifecycle/session/domain_session.h"

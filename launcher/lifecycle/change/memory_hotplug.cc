@@ -1,6 +1,7 @@
 #include "launcher/lifecycle/change/memory_hotplug.h"
 
 #include <chrono>
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 
@@ -8,6 +9,8 @@
 
 #include "launcher/host/pool_lock.h"
 #include "launcher/host/pool_reserved.h"
+#include "launcher/host/qemu_memfds.h"
+#include "launcher/host/state_dir.h"
 #include "launcher/lifecycle/start/inputs.h"
 #include "launcher/lifecycle/start/preflight.h"
 #include "launcher/lifecycle/start/start_memory.h"
@@ -16,6 +19,7 @@
 
 namespace qlaunch::launcher {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
@@ -123,6 +127,22 @@ HotplugResult AttachMemoryDevice(const std::string& name, DomainSession& s, Runn
   CommitMemoryDevices(&st, plan.BackendJson(), plan.DeviceJson(), "", "", plan.memory_bytes_after);
   ClearChange(st.dir);
   return r;
+}
+
+void FinishMemoryDetach(const fs::path& dir, RunningState* st, const std::string& id, const json& mem) {
+  // A memory device: its element by line (a DIMM of the start has no element in its record),
+  // its backend and device in plan.json, and <memory> without it.
+  // A DIMM QEMU was started with keeps its inherited memfd open after object-del: its pages
+  // go back to the pool here (the fd set of one attached at run time was closed already).
+  if (const std::string memdev = mem.value("memdev", ""); !memdev.empty())
+    if (const std::optional<ProcessRef> qemu = ReadProcessRef(dir / "pid", dir / "pid.start")) try {
+        ReleaseUnmappedMemfd(qemu->pid, dir.filename().string(), memdev);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "qlaunch: warning: %s: the memory of %s stays held until QEMU ends: %s\n",
+                     dir.filename().c_str(), id.c_str(), e.what());
+      }
+  CommitDetach(st, "memory", mem.value("line", 0));
+  CommitMemoryDevices(st, json(), json(), id, mem.value("memdev", ""), mem.value("memory_bytes_after", uint64_t{0}));
 }
 
 }  // namespace qlaunch::launcher

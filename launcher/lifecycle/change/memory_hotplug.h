@@ -12,10 +12,16 @@
 // On any failure the commands run are undone (object-del, remove-fd) and every page goes back:
 // the guest is as it was. The running definition gains the element and a <memory> that counts
 // it; plan.json its backend and memory device (dominfo, dumpxml).
+// Detach: once QEMU has let a memory device go, FinishMemoryDetach (change_recovery.cc calls it)
+// gives its pages back and takes it out of the running definition.
+// DIMM and virtio-mem share this one path: qemu_cmd/memory_hotplug_plan decides every difference
+// between them (backend, device, slot), so each step here is the same for both.
 #pragma once
 
 #include <filesystem>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "domain/parse_fragment.h"
 #include "launcher/lifecycle/change/hotplug.h"
@@ -26,5 +32,12 @@ namespace qlaunch::launcher {
 
 HotplugResult AttachMemoryDevice(const std::string& name, DomainSession& session, RunningState& st,
                                  const domain::DeviceFragment& fragment, const HotplugOptions& opts);
+
+// A memory device QEMU no longer has, from its detach record `mem` (change.json's "memory":
+// line, memdev, memory_bytes_after): a DIMM QEMU was started with gives its inherited memfd's
+// pages back to the pool; its element leaves the running definition `st` of the domain in `dir`,
+// its backend and device plan.json, and <memory> no longer counts it.
+void FinishMemoryDetach(const std::filesystem::path& dir, RunningState* st, const std::string& id,
+                        const nlohmann::json& mem);
 
 }  // namespace qlaunch::launcher

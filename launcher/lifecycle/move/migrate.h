@@ -1,6 +1,6 @@
 // MigrateDomain: `qlaunch migrate NAME URI`, the source's side of a live migration to a destination
 // that `qlaunch start --incoming URI` (or `run --incoming`) prepared: the capabilities both ends set
-// (incoming.h), the bandwidth, `migrate`, then query-migrate until QEMU says completed, failed or
+// (start/incoming.h), the bandwidth, `migrate`, then query-migrate until QEMU says completed, failed or
 // cancelled. The return path is on: QEMU says completed only once the destination has loaded the
 // guest and runs it (or keeps it paused, as it came). Then `confirm` (ssh://: asked over ssh),
 // and only then is the source's QEMU (paused by QEMU at the switch-over) quit and the domain's

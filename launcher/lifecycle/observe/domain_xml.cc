@@ -19,20 +19,6 @@ namespace {
 
 constexpr std::chrono::milliseconds kQmpTimeout{3000};
 
-// The domain's directory, or a clear error for a name qlaunch does not know.
-fs::path KnownDomainDir(const StateDir& state, const std::string& name) {
-  try {
-    CheckDomainName(name);
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error("domain " + name + " is not running: " + e.what());
-  }
-  std::error_code ec;
-  if (!fs::is_directory(state.DomainDir(name), ec))
-    throw std::runtime_error("domain " + name + " is not running (qlaunch has no domain of that name in " +
-                             state.root().string() + ")");
-  return state.DomainDir(name);
-}
-
 // What QEMU says that the state dir does not record: the ptys it opened, the DIMMs' addresses,
 // the balloon's size.
 // Best effort: without an answer the XML leaves them out.
@@ -60,7 +46,7 @@ void AskQemu(const fs::path& socket, LiveXmlInput* in) {
 
 std::string LiveDomainXmlOf(const StateDir& state, const std::string& name, Verb verb) {
   const fs::path dir = KnownDomainDir(state, name);
-  if (state.Inspect(name).kind == DomainStatus::Kind::kStale)
+  if (PeekDomain(state, name).kind == DomainStatus::Kind::kStale)
     throw std::runtime_error("domain " + name + " is not running (its QEMU is gone)" +
                              (fs::exists(dir / "domain.xml")
                                   ? "; `qlaunch dumpxml --inactive " + name + "` prints the XML it was started with"
@@ -82,7 +68,7 @@ std::string LiveDomainXmlOf(const StateDir& state, const std::string& name, Verb
 
 std::string InactiveDomainXmlOf(const StateDir& state, const std::string& name) {
   const fs::path dir = KnownDomainDir(state, name);
-  const DomainState now = StateFromStatus(state.Inspect(name));
+  const DomainState now = StateFromStatus(PeekDomain(state, name));
   if (!Accepts(now, Verb::kDumpxmlInactive)) throw WrongStateError(RefusalMessage(name, now, Verb::kDumpxmlInactive));
   const std::optional<std::string> xml = ReadSmallFile(dir / "domain.xml");
   if (!xml)

@@ -8,6 +8,21 @@
 
 namespace qlaunch::launcher {
 
+DomainStatus PeekDomain(const StateDir& state, const std::string& name) { return state.Inspect(name); }
+
+std::filesystem::path KnownDomainDir(const StateDir& state, const std::string& name) {
+  try {
+    CheckDomainName(name);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error("domain " + name + " is not running: " + e.what());
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(state.DomainDir(name), ec))
+    throw std::runtime_error("domain " + name + " is not running (qlaunch has no domain of that name in " +
+                             state.root().string() + ")");
+  return state.DomainDir(name);
+}
+
 DomainStatus LookUpDomain(const StateDir& state, const std::string& name, std::chrono::milliseconds timeout) {
   SettleIncoming(state, name, timeout);
   DomainStatus st = state.Inspect(name);

@@ -31,6 +31,16 @@ class WrongStateError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What the state dir says of the domain `name` as it is: nothing settled, nothing reaped. For a
+// verb that shows what the state dir keeps even of a domain whose QEMU is gone (dumpxml: the XML
+// it was started with), and for start's refusal of a name that runs.
+DomainStatus PeekDomain(const StateDir& state, const std::string& name);
+
+// The directory of the domain `name`, found without settling or reaping it (dumpxml). Throws
+// std::runtime_error "domain NAME is not running: <why>" for a name qlaunch refuses, and
+// "domain NAME is not running (qlaunch has no domain of that name in ROOT)" for one it does not know.
+std::filesystem::path KnownDomainDir(const StateDir& state, const std::string& name);
+
 // What the state dir says of the domain `name` now: an incoming one settled first
 // (SettleIncoming, QEMU given `timeout`); a stale entry (its QEMU gone) reaped under the state
 // root's lock and returned as kStale; one that came back to life meanwhile (a new start) read again.

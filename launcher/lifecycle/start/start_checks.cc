@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "domain/memory_totals.h"
+#include "launcher/lifecycle/session/domain_session.h"
 #include "launcher/lifecycle/session/domain_state.h"
 #include "launcher/lifecycle/start/preflight.h"
 #include "launcher/lifecycle/start/run_early.h"
@@ -60,7 +61,7 @@ std::optional<Diagnostic> CheckMemlockLimit(const domain::DomainDef& def, const 
 }
 
 void RefuseIfRunning(const StateDir& state, const std::string& name) {
-  DomainStatus st = state.Inspect(name);  // a clear refusal before the pool check
+  DomainStatus st = PeekDomain(state, name);  // a clear refusal before the pool check
   if (fs::exists(state.DomainDir(name)) && !Accepts(StateFromStatus(st), Verb::kStart))
     throw AlreadyRunningError(name, st.qemu_alive ? st.qemu->pid : st.owner->pid,
                               st.kind == DomainStatus::Kind::kStarting && !st.qemu_alive);

@@ -22,7 +22,7 @@ class XmlDoc {
   static XmlDoc Parse(std::string_view bytes, const std::string& file);
 
   const xmlNode* Root() const { return xmlDocGetRootElement(doc_.get()); }
-  // For code that edits the parsed document (launcher/lifecycle/live_xml.cc) and writes it out.
+  // For code that edits the parsed document (launcher/lifecycle/change/live_xml.cc) and writes it out.
   xmlDoc* MutableDoc() { return doc_.get(); }
 
  private:

@@ -4,7 +4,7 @@
 // definition, the devices it runs with their ids and PCI slots) and the new element; then its
 // ids follow libvirt's hot-plug rules (the next free alias index, the next node name), it gets
 // a free hotpluggable PCI slot, and its backends and device become QMP commands, each with the
-// command that undoes it. Pure: the launcher (launcher/lifecycle/hotplug.h) makes the tap or the
+// command that undoes it. Pure: the launcher (launcher/lifecycle/change/hotplug.h) makes the tap or the
 // socket, runs the commands and records the result.
 //
 // Supported: <disk> (file and block, virtio/sata/scsi/ide/usb bus, disk and cdrom), <interface>
@@ -43,7 +43,7 @@ struct AttachPlan {
   DeviceRecord record;                 // the device as it will run (plan.json's record; line: the file's)
   std::vector<HotplugStep> steps;      // backends first, device_add last
   unsigned node_index = 0;             // the domain's node index after this attach
-  // What the host provides before the steps run (launcher/lifecycle/hotplug.cc):
+  // What the host provides before the steps run (launcher/lifecycle/change/hotplug.cc):
   std::string fd_name;                 // the name the fd is passed under (getfd); "" when none
   enum class HostFd { kNone, kTap, kListenSocket } host_fd = HostFd::kNone;
   std::string socket_path;             // kListenSocket: where qlaunch makes the socket

@@ -76,7 +76,7 @@ struct MemoryDeviceArg {  // -device pc-dimm / nvdimm / virtio-mem-pci after its
 
 // A device of the plan as it was placed: which element of the XML it came from, the id QEMU knows
 // it by (libvirt's alias), its properties and its PCI address. `qlaunch dumpxml` writes the live
-// XML from these (launcher/lifecycle/live_xml.h).
+// XML from these (launcher/lifecycle/change/live_xml.h).
 struct DeviceRecord {
   std::string element;  // "disk", "interface", "controller", ...; "" for none
   int line = 0;         // of that element in the XML; 0 for devices the XML does not name

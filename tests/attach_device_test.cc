@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <fstream>
 
-#include "launcher/lifecycle/pci_addresses_of.h"
+#include "launcher/lifecycle/change/pci_addresses_of.h"
 #include "support/device_facts.h"
 #include "support/hardware.h"
 #include "support/launch_env.h"

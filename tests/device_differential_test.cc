@@ -22,16 +22,16 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "launcher/lifecycle/pci_addresses_of.h"
+#include "launcher/lifecycle/change/pci_addresses_of.h"
+#include "support/build_paths.h"
+#include "support/device_facts.h"
+#include "support/gtest_name.h"
 #include "support/hardware.h"
 #include "support/hugepages.h"
 #include "support/launch_env.h"
 #include "support/libvirt.h"
-#include "support/device_facts.h"
 #include "support/qmp_facts.h"
-#include "support/gtest_name.h"
 #include "support/slurp.h"
-#include "support/build_paths.h"
 
 namespace qlaunch::testing {
 namespace {

@@ -9,7 +9,7 @@
 //   (tests/boot/make-agent-initramfs) gives the address the guest took itself (its DHCP lease,
 //   reported on its serial console); a guest that holds the agent's port open with nothing behind
 //   it gets an error after the sync timeout, not a hang. The agent protocol against a stub agent
-//   (stale output, silence, garbage, its error): launcher/lifecycle/guest_agent_test.cc.
+//   (stale output, silence, garbage, its error): launcher/lifecycle/observe/guest_agent_test.cc.
 #include <unistd.h>
 
 #include <fstream>

@@ -1,3 +1,4 @@
+// Over 400 lines for a reason: 32 short cases, one per kind of hostile or broken input, on one fixture.
 // Hostile and broken domain XML at the command line. Each case runs the real binary twice,
 // `qlaunch validate FILE` and `qlaunch start FILE` (temporary QLAUNCH_STATE_DIR), and expects
 // exit 1 within a hang guard of 10 s, a message naming the file (and the line and element

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <optional>
 
-#include "launcher/lifecycle/destroy.h"
+#include "launcher/lifecycle/session/destroy.h"
 #include "support/launch_env.h"
 
 namespace qlaunch::testing {

@@ -214,7 +214,7 @@ TEST_F(LaunchFailureTest, SigintOrSigtermWhileQemuPreallocatesReleasesEverything
 }
 
 // QLAUNCH_FAULT makes start fail at each phase in turn, QEMU killed there as if it had died
-// (launcher/lifecycle/start_failure.cc FaultPoint), on both preallocation paths: each time exit 1, a message
+// (launcher/lifecycle/start/start_failure.cc FaultPoint), on both preallocation paths: each time exit 1, a message
 // naming the phase and (once spawned) how QEMU ended, and nothing left on the host.
 TEST_F(LaunchFailureTest, FaultAtEveryPhaseReleasesEverything) {
   SmallDomain d;

@@ -1,3 +1,4 @@
+// Over 400 lines for a reason: reading the memory options back from both argvs (libvirt's and qlaunch's) is half of the one comparison.
 // The differential test against a real libvirt 9.0 on this host (scripts/libvirt-up starts it):
 // for every XML in tests/fixtures/differential/ and examples/, `virsh domxml-to-native
 // qemu-argv` and `qlaunch domxml-to-native --format json` must build the same memory: per

@@ -1,3 +1,4 @@
+// Over 400 lines for a reason: the test's own sshd, keys and two hosts are set up once for its 7 cases.
 // `qlaunch migrate NAME ssh://...` between two "hosts" on this machine (two state roots), through a
 // real sshd of the test's own on 127.0.0.1 (host key, client key and config in the test's temp dir):
 // the destination prepared over ssh from the live XML on stdin (`start --incoming ... -`), the guest

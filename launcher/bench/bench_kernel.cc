@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "domain/memory_totals.h"
-#include "launcher/lifecycle/inputs.h"
+#include "launcher/lifecycle/start/inputs.h"
 #include "prealloc/populate.h"
 
 namespace qlaunch::launcher {

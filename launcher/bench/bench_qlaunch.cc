@@ -10,8 +10,8 @@
 #include "launcher/bench/bench_starters.h"
 #include "launcher/bench/bench_support.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/destroy.h"
-#include "launcher/lifecycle/timings.h"
+#include "launcher/lifecycle/session/destroy.h"
+#include "launcher/lifecycle/start/timings.h"
 
 namespace qlaunch::launcher {
 

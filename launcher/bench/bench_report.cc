@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "launcher/bench/bench_stats.h"
-#include "launcher/lifecycle/start_interrupt.h"
+#include "launcher/lifecycle/start/start_interrupt.h"
 
 namespace qlaunch::launcher {
 

@@ -7,8 +7,8 @@
 #include "launcher/bench/bench_kernel.h"
 #include "launcher/bench/bench_starters.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/destroy.h"
-#include "launcher/lifecycle/inputs.h"
+#include "launcher/lifecycle/session/domain_session.h"
+#include "launcher/lifecycle/start/inputs.h"
 
 namespace qlaunch::launcher {
 

@@ -37,7 +37,7 @@
 
 #include "domain/domain_def.h"
 #include "launcher/bench/bench_stats.h"
-#include "launcher/lifecycle/start_interrupt.h"
+#include "launcher/lifecycle/start/start_interrupt.h"
 
 namespace qlaunch::launcher {
 

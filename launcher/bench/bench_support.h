@@ -5,7 +5,7 @@
 #include <chrono>
 #include <functional>
 
-#include "launcher/lifecycle/start_interrupt.h"
+#include "launcher/lifecycle/start/start_interrupt.h"
 
 namespace qlaunch::launcher::bench {
 

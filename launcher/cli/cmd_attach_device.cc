@@ -1,4 +1,4 @@
-// qlaunch attach-device: a device attached to a running domain (launcher/lifecycle/hotplug.h).
+// qlaunch attach-device: a device attached to a running domain (launcher/lifecycle/change/hotplug.h).
 #include <memory>
 
 #include <CLI/CLI.hpp>

@@ -11,8 +11,8 @@
 #include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/cli/usage_error.h"
-#include "launcher/lifecycle/inputs.h"
-#include "launcher/lifecycle/slurm_gres.h"
+#include "launcher/lifecycle/start/inputs.h"
+#include "launcher/lifecycle/start/slurm_gres.h"
 #include "numa/host_json.h"
 
 namespace qlaunch::launcher {

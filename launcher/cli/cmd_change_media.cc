@@ -9,7 +9,7 @@
 #include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/media_change.h"
+#include "launcher/lifecycle/change/media_change.h"
 
 namespace qlaunch::launcher {
 

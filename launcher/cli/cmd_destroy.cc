@@ -6,8 +6,8 @@
 
 #include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
-#include "launcher/lifecycle/destroy.h"
 #include "launcher/host/state_dir.h"
+#include "launcher/lifecycle/session/destroy.h"
 
 namespace qlaunch::launcher {
 

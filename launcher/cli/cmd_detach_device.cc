@@ -1,4 +1,4 @@
-// qlaunch detach-device: a device detached from a running domain (launcher/lifecycle/hotplug.h).
+// qlaunch detach-device: a device detached from a running domain (launcher/lifecycle/change/hotplug.h).
 #include <memory>
 
 #include <CLI/CLI.hpp>

@@ -9,8 +9,8 @@
 #include "launcher/cli/command.h"
 #include "launcher/cli/virsh_table.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/device_lists.h"
-#include "launcher/lifecycle/domain_xml.h"
+#include "launcher/lifecycle/observe/device_lists.h"
+#include "launcher/lifecycle/observe/domain_xml.h"
 
 namespace qlaunch::launcher {
 

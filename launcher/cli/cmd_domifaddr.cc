@@ -8,7 +8,7 @@
 #include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/dom_ifaddr_read.h"
+#include "launcher/lifecycle/observe/dom_ifaddr_read.h"
 
 namespace qlaunch::launcher {
 

@@ -8,7 +8,7 @@
 #include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/domain_info.h"
+#include "launcher/lifecycle/observe/domain_info.h"
 
 namespace qlaunch::launcher {
 

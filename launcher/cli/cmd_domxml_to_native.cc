@@ -5,11 +5,11 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/shell_quote.h"
 #include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/cli/input_file.h"
-#include "launcher/lifecycle/inputs.h"
-#include "common/shell_quote.h"
+#include "launcher/lifecycle/start/inputs.h"
 #include "qemu_cmd/planner.h"
 
 namespace qlaunch::launcher {

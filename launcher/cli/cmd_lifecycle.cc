@@ -7,8 +7,8 @@
 
 #include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
-#include "launcher/lifecycle/destroy.h"
-#include "launcher/lifecycle/domain_session.h"
+#include "launcher/lifecycle/session/destroy.h"
+#include "launcher/lifecycle/session/domain_session.h"
 
 namespace qlaunch::launcher {
 

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "launcher/cli/command.h"
-#include "launcher/lifecycle/domain_list.h"
-#include "launcher/lifecycle/start.h"
 #include "launcher/host/state_dir.h"
+#include "launcher/lifecycle/observe/domain_list.h"
+#include "launcher/lifecycle/start/start.h"
 
 namespace qlaunch::launcher {
 

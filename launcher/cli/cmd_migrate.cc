@@ -1,6 +1,6 @@
 // qlaunch migrate: move a running domain to a destination `qlaunch start --incoming` prepared, as
-// `virsh migrate --live` does (launcher/lifecycle/migrate.h), or to one it prepares over ssh
-// (ssh://, launcher/lifecycle/migrate_ssh.h).
+// `virsh migrate --live` does (launcher/lifecycle/move/migrate.h), or to one it prepares over ssh
+// (ssh://, launcher/lifecycle/move/migrate_ssh.h).
 #include <cstdio>
 #include <memory>
 
@@ -11,9 +11,9 @@
 #include "launcher/cli/command.h"
 #include "launcher/cli/usage_error.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/local_swap.h"
-#include "launcher/lifecycle/migrate.h"
-#include "launcher/lifecycle/migrate_ssh.h"
+#include "launcher/lifecycle/move/local_swap.h"
+#include "launcher/lifecycle/move/migrate.h"
+#include "launcher/lifecycle/move/migrate_ssh.h"
 
 namespace qlaunch::launcher {
 

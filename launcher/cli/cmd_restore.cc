@@ -1,5 +1,5 @@
 // qlaunch restore: run a domain again from the file `qlaunch save` wrote, as `virsh restore`
-// (launcher/lifecycle/restore.h).
+// (launcher/lifecycle/move/restore.h).
 #include <cstdio>
 #include <memory>
 
@@ -8,7 +8,7 @@
 
 #include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
-#include "launcher/lifecycle/restore.h"
+#include "launcher/lifecycle/move/restore.h"
 
 namespace qlaunch::launcher {
 

@@ -8,9 +8,9 @@
 
 #include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
-#include "launcher/lifecycle/inputs.h"
-#include "launcher/lifecycle/start.h"
-#include "launcher/lifecycle/supervise.h"
+#include "launcher/lifecycle/start/inputs.h"
+#include "launcher/lifecycle/start/start.h"
+#include "launcher/lifecycle/supervise/supervise.h"
 
 namespace qlaunch::launcher {
 

@@ -1,5 +1,5 @@
 // qlaunch save: a running (or paused) domain's state and memory into a file, then the domain is
-// gone, as `virsh save` (launcher/lifecycle/save.h).
+// gone, as `virsh save` (launcher/lifecycle/move/save.h).
 #include <cstdio>
 #include <memory>
 
@@ -9,7 +9,7 @@
 #include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/save.h"
+#include "launcher/lifecycle/move/save.h"
 
 namespace qlaunch::launcher {
 

@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "launcher/cli/arg_kind.h"
-#include "launcher/cli/scaled_size.h"
 #include "launcher/cli/command.h"
+#include "launcher/cli/scaled_size.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/balloon.h"
+#include "launcher/lifecycle/change/balloon.h"
 
 namespace qlaunch::launcher {
 

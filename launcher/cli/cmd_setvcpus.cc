@@ -8,7 +8,7 @@
 #include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/set_vcpus.h"
+#include "launcher/lifecycle/change/set_vcpus.h"
 
 namespace qlaunch::launcher {
 

@@ -7,8 +7,8 @@
 
 #include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
-#include "launcher/lifecycle/inputs.h"
-#include "launcher/lifecycle/start.h"
+#include "launcher/lifecycle/start/inputs.h"
+#include "launcher/lifecycle/start/start.h"
 
 namespace qlaunch::launcher {
 

@@ -11,7 +11,7 @@
 #include "launcher/cli/command.h"
 #include "launcher/cli/scaled_size.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/memory_resize.h"
+#include "launcher/lifecycle/change/memory_resize.h"
 
 namespace qlaunch::launcher {
 

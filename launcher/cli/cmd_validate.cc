@@ -8,9 +8,9 @@
 #include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/cli/input_file.h"
-#include "launcher/lifecycle/inputs.h"
-#include "launcher/lifecycle/preflight.h"
-#include "launcher/lifecycle/slurm_gres.h"
+#include "launcher/lifecycle/start/inputs.h"
+#include "launcher/lifecycle/start/preflight.h"
+#include "launcher/lifecycle/start/slurm_gres.h"
 #include "qemu_cmd/planner.h"
 
 namespace qlaunch::launcher {

@@ -9,7 +9,7 @@
 
 #include "launcher/cli/arg_kind.h"
 #include "launcher/host/state_dir.h"
-#include "launcher/lifecycle/hotplug.h"
+#include "launcher/lifecycle/change/hotplug.h"
 
 namespace qlaunch::launcher {
 

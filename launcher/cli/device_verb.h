@@ -1,6 +1,6 @@
 // What attach-device and detach-device share (cmd_attach_device.cc, cmd_detach_device.cc): the
 // options virsh gives them (--live, --current, --config, --persistent) with --json, and running
-// one through launcher/lifecycle/hotplug.h, printing what virsh prints.
+// one through launcher/lifecycle/change/hotplug.h, printing what virsh prints.
 #pragma once
 
 #include <string>

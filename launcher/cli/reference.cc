@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "launcher/lifecycle/supervise.h"
+#include "launcher/lifecycle/supervise/supervise.h"
 
 namespace qlaunch::launcher {
 

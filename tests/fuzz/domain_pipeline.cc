@@ -142,7 +142,7 @@ void CheckNoInjection(const std::vector<std::string>& argv, const std::vector<st
 }
 
 qemu::PlanOptions StartOptions(const domain::DomainDef& def, qemu::PreallocMode mode) {
-  qemu::PlanOptions opts;  // as `qlaunch start` sets them (launcher/lifecycle/inputs.cc)
+  qemu::PlanOptions opts;  // as `qlaunch start` sets them (launcher/lifecycle/start/inputs.cc)
   opts.prealloc = mode;
   opts.qmp_socket = "/run/qlaunch/" + def.name + "/qmp.sock";
   opts.memory_backing_dir = "/run/qlaunch/" + def.name + "/ram";

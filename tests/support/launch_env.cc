@@ -19,7 +19,7 @@
 #include <sstream>
 #include <thread>
 
-#include "launcher/lifecycle/preflight.h"
+#include "launcher/lifecycle/start/preflight.h"
 #include "support/hardware.h"
 #include "support/slurp.h"
 

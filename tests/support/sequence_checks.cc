@@ -3,7 +3,7 @@
 #include <map>
 #include <set>
 
-#include "launcher/lifecycle/pci_addresses_of.h"
+#include "launcher/lifecycle/change/pci_addresses_of.h"
 #include "support/xpath_doc.h"
 
 namespace qlaunch::testing::seq {

@@ -226,7 +226,7 @@ TEST_F(ChangeMediaTest, BadInputIsRefusedWithTheGuestUntouched) {
       {{"sda"}, 1, "The disk device 'sda' doesn't have media"},  // --update without FILE ejects, as virsh
       {{"sda", "--insert"}, 1, "No source is specified for inserting media"},
       {{"sda", a, "--config"}, 1, "qlaunch keeps no stored definition"},
-      {{"sda", a, "--eject", "--insert"}, 2, "excludes"},
+      {{"sda", a, "--eject", "--insert"}, 2, "change-media: --eject and --insert exclude each other"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = {"change-media", kName};

@@ -19,7 +19,9 @@ namespace {
 
 // Written by virt-install with devices qlaunch does not start (tests/fixtures/virtinst/generate).
 // Not a test of the accelerator: where KVM is missing, its TCG copy (the same lines).
-// The copy lies in a directory of this process, removed at its exit.
+// Where KVM is missing, the copy lies in a directory made by the first test that asks for it
+// and removed at this process's exit (every process of the test binary would leave one behind
+// if it were made at start-up, and a killed one did).
 struct CopyDir {
   std::string path;
   CopyDir() {
@@ -31,10 +33,14 @@ struct CopyDir {
     if (!path.empty()) std::filesystem::remove_all(path, ec);
   }
 };
-const CopyDir kCopyDir;
-const std::string kXml = WithoutKvmWhereMissing(
-    std::string(QLAUNCH_SOURCE_DIR) + "/tests/fixtures/virtinst/unsupported/q35-filesystem-tpm-smartcard.xml",
-    kCopyDir.path);
+const std::string& Xml() {
+  static const std::string src =
+      std::string(QLAUNCH_SOURCE_DIR) + "/tests/fixtures/virtinst/unsupported/q35-filesystem-tpm-smartcard.xml";
+  if (MissingHardware("kvm").empty()) return src;
+  static const CopyDir dir;
+  static const std::string copy = WithoutKvmWhereMissing(src, dir.path);
+  return copy;
+}
 
 // Each "FILE:LINE: warning: ..." line of stderr with how often it appears.
 std::map<std::string, int> Warnings(const std::string& err) {
@@ -54,18 +60,18 @@ void ExpectEachWarningOnce(const std::vector<std::string>& args) {
   ASSERT_EQ(w.size(), 4u) << r.Describe();
   for (const auto& [line, n] : w) {
     EXPECT_EQ(n, 1) << "printed " << n << " times: " << line;
-    EXPECT_TRUE(std::regex_search(line, std::regex("^" + kXml + ":[0-9]+: warning: <[a-z]+>: "))) << line;
+    EXPECT_TRUE(std::regex_search(line, std::regex("^" + Xml() + ":[0-9]+: warning: <[a-z]+>: "))) << line;
   }
-  EXPECT_TRUE(w.contains(kXml + ":55: warning: <filesystem>: element not supported by qlaunch, ignored")) << r.err;
-  EXPECT_TRUE(w.contains(kXml + ":70: warning: <tpm>: element not supported by qlaunch, ignored")) << r.err;
+  EXPECT_TRUE(w.contains(Xml() + ":55: warning: <filesystem>: element not supported by qlaunch, ignored")) << r.err;
+  EXPECT_TRUE(w.contains(Xml() + ":70: warning: <tpm>: element not supported by qlaunch, ignored")) << r.err;
 }
 
 TEST(CliDiagnostics, DomxmlToNativeReportsEachUnsupportedElementOnce) {
-  ExpectEachWarningOnce({"domxml-to-native", kXml});
-  ExpectEachWarningOnce({"domxml-to-native", "--format", "json", kXml});
+  ExpectEachWarningOnce({"domxml-to-native", Xml()});
+  ExpectEachWarningOnce({"domxml-to-native", "--format", "json", Xml()});
 }
 
-TEST(CliDiagnostics, ValidateReportsEachUnsupportedElementOnce) { ExpectEachWarningOnce({"validate", kXml}); }
+TEST(CliDiagnostics, ValidateReportsEachUnsupportedElementOnce) { ExpectEachWarningOnce({"validate", Xml()}); }
 
 }  // namespace
 }  // namespace qlaunch::testing

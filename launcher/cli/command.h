@@ -45,5 +45,9 @@ void AddRunCommand(CLI::App& app, CommandAction* action);
 void AddConsoleCommand(CLI::App& app, CommandAction* action);
 void AddBenchCommand(CLI::App& app, CommandAction* action);
 void AddHelpCommand(CLI::App& app, CommandAction* action);        // cmd_help.cc
+void AddDefineCommand(CLI::App& app, CommandAction* action);      // cmd_define.cc
+void AddUndefineCommand(CLI::App& app, CommandAction* action);    // cmd_undefine.cc
+void AddEditCommand(CLI::App& app, CommandAction* action);        // cmd_edit.cc
+void AddAutostartCommand(CLI::App& app, CommandAction* action);   // cmd_autostart.cc
 
 }  // namespace qlaunch::launcher

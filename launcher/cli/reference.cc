@@ -25,6 +25,7 @@ constexpr ExitStatusInfo kExitStatuses[] = {
 
 constexpr EnvironmentInfo kEnvironment[] = {
     {"QLAUNCH_STATE_DIR", "where running domains keep their state (default /run/qlaunch)"},
+    {"QLAUNCH_CONFIG_DIR", "where defined domains are kept (default /etc/qlaunch/domains; define, start NAME)"},
     {"QLAUNCH_CACHE_DIR", "the QEMU capability cache (default $XDG_CACHE_HOME/qlaunch, else ~/.cache/qlaunch)"},
     {"XDG_CACHE_HOME", "see QLAUNCH_CACHE_DIR"},
     {"QLAUNCH_QMP_TIMEOUT_MS", "how long start waits for QEMU's QMP answers (default 30000; list waits at most 5000)"},
@@ -47,6 +48,8 @@ constexpr FileInfo kFiles[] = {
     {"$QLAUNCH_STATE_DIR/NAME/devices.json", "taps and VNC/SPICE ports made for it"},
     {"$QLAUNCH_STATE_DIR/NAME/labels.json", "the files given to QEMU's user, to give back"},
     {"$QLAUNCH_STATE_DIR/NAME/channel/", "the sockets of channels without a path (the guest agent's)"},
+    {"$QLAUNCH_CONFIG_DIR/NAME.xml", "a defined domain's XML (define, edit; mode 0600 in a root-only directory)"},
+    {"$QLAUNCH_CONFIG_DIR/autostart/NAME.xml", "a defined domain marked for autostart (a link to ../NAME.xml)"},
     {"/var/lib/qlaunch/nvram/NAME_VARS.fd", "a UEFI domain's variables, kept across starts"},
     {"$QLAUNCH_CACHE_DIR/", "QEMU capabilities, one file per QEMU binary, renewed when the binary changes"},
 };

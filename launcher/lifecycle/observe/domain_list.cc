@@ -48,7 +48,8 @@ nlohmann::json ToJson(const std::vector<DomainEntry>& domains) {
     nlohmann::json pid = d.pid > 0 ? nlohmann::json(d.pid) : nlohmann::json(nullptr);
     arr.push_back({{"name", d.name}, {"pid", pid}, {"state", d.state}, {"memory_bytes", d.memory_bytes}, {"vcpus", d.vcpus},
                    {"graphics", d.devices.value("graphics", nlohmann::json::array())},
-                   {"interfaces", d.devices.value("interfaces", nlohmann::json::array())}});
+                   {"interfaces", d.devices.value("interfaces", nlohmann::json::array())},
+                   {"persistent", d.persistent}, {"autostart", d.autostart}});
   }
   return arr;
 }

@@ -26,6 +26,8 @@ struct DomainEntry {
   // What its devices got on the host (the state's devices.json, launcher/host/device_host.h):
   // [{"type","listen","port"}] and [{"type","model","mac","tap","bridge"}]; empty when none.
   nlohmann::json devices = nlohmann::json::object();
+  bool persistent = false;  // defined (launcher/lifecycle/observe/defined_list.h)
+  bool autostart = false;
 };
 
 // The state's devices.json of a domain: {"graphics": [...], "interfaces": [...]} (each absent
@@ -35,8 +37,8 @@ nlohmann::json ReadDevicesJson(const StateDir& state, const std::string& name);
 // qmp_timeout bounds the QMP exchange with each domain.
 std::vector<DomainEntry> ListDomains(const StateDir& state, std::chrono::milliseconds qmp_timeout);
 
-// [{"name", "pid", "state", "memory_bytes", "vcpus", "graphics", "interfaces"}, ...]; pid is
-// null while unknown.
+// [{"name", "pid", "state", "memory_bytes", "vcpus", "graphics", "interfaces", "persistent",
+// "autostart"}, ...]; pid is null while unknown (and for a shut-off domain).
 nlohmann::json ToJson(const std::vector<DomainEntry>& domains);
 // " Pid  Name  State  Memory  vCPUs" like `virsh list` (with dominfo's two columns).
 std::string ToTable(const std::vector<DomainEntry>& domains);

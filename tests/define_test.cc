@@ -5,7 +5,11 @@
 // with a scripted $EDITOR (a good edit kept; a bad one refused, the definition as it was); and
 // `list --all` against `virsh list --all` of libvirt 9.0 for the same domains, defined both ways
 // (one running, one shut off, one transient).
+#include <poll.h>
+#include <pty.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <regex>
@@ -40,7 +44,53 @@ class DefineTest : public LaunchTest {
   RunResult Q(const std::vector<std::string>& args, Env extra = {}) {
     extra["QLAUNCH_CONFIG_DIR"] = ConfigDir().string();
     extra["TMPDIR"] = (tmp() / "edit").string();
+    extra.emplace("VISUAL", "");  // $VISUAL comes before $EDITOR: none unless a test sets it
     return Qlaunch(args, extra);
+  }
+
+  // qlaunch ARGS on a terminal (a pty for its standard input, output and error), typing the next
+  // of `answers` at each "[y/n]: " prompt. Its exit status and everything it wrote.
+  std::pair<int, std::string> OnTerminal(const std::vector<std::string>& args, Env extra,
+                                         const std::vector<std::string>& answers) {
+    Env env = BaseEnv();
+    extra["QLAUNCH_CONFIG_DIR"] = ConfigDir().string();
+    extra["TMPDIR"] = (tmp() / "edit").string();
+    extra.emplace("VISUAL", "");
+    for (const auto& [k, v] : extra) env[k] = v;
+    std::vector<std::string> argv = {QlaunchBinary()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    int master = -1;
+    const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+    if (pid == 0) {
+      for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+      ::execv(cargv[0], cargv.data());
+      ::_exit(127);
+    }
+    EXPECT_GT(pid, 0);
+    std::string output;
+    size_t typed = 0;  // answers typed so far: one per prompt seen
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd p{master, POLLIN, 0};
+      if (::poll(&p, 1, 200) <= 0) continue;
+      char buf[4096];
+      const ssize_t n = ::read(master, buf, sizeof buf);
+      if (n <= 0) break;  // EIO: the terminal's other end is closed, qlaunch is gone
+      output.append(buf, n);
+      size_t prompts = 0;
+      for (size_t at = output.find("[y/n]: "); at != std::string::npos; at = output.find("[y/n]: ", at + 1)) ++prompts;
+      for (; typed < prompts && typed < answers.size(); ++typed) {
+        const std::string a = answers[typed] + "\n";
+        EXPECT_EQ(::write(master, a.data(), a.size()), static_cast<ssize_t>(a.size()));
+      }
+    }
+    ::close(master);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
   }
 
   // A small TCG domain of plain RAM, written to <tmp>/<name>.xml.
@@ -288,6 +338,48 @@ TEST_F(DefineTest, EditKeepsAGoodEditAndRefusesABadOne) {
   EXPECT_EQ(Entry(name)["memory_bytes"], 96u << 20);
   EXPECT_TRUE(fs::is_empty(tmp() / "edit"));
   EXPECT_EQ(ConfigFiles(), (std::set<std::string>{".lock", name + ".xml"}));
+}
+
+// On a terminal, as `virsh edit`: a bad edit is offered again; "y" opens the editor on the copy
+// once more (here it fixes it: kept), "n" gives up (the definition as it was, the copy removed).
+TEST_F(DefineTest, OnATerminalABadEditIsOfferedAgain) {
+  const std::string name = "qldef-tty";
+  ASSERT_EQ(Q({"define", Xml(name)}).exit_code, 0);
+  const fs::path file = ConfigDir() / (name + ".xml");
+  const std::string before = Slurp(file);
+  // Breaks the XML on its first run, mends it (and grows the memory) on its second.
+  const std::string count = (tmp() / "runs").string();
+  const std::string editor = Editor(
+      "twice", "echo x >> " + count + "\nif [ $(wc -l < " + count + ") = 1 ]; then sed -i 's#</memory>#</memroy>#' \"$1\"; " +
+                   "else sed -i 's#>64</memroy>#>80</memory>#' \"$1\"; fi");
+  auto [code, out] = OnTerminal({"edit", name}, {{"EDITOR", editor}}, {"y"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find(":4: error"), std::string::npos) << out;
+  EXPECT_NE(out.find("Failed. Edit again? [y/n]: "), std::string::npos) << out;
+  EXPECT_NE(out.find("Domain '" + name + "' XML configuration edited."), std::string::npos) << out;
+  EXPECT_EQ(Slurp(count), "x\nx\n");
+  const std::string grown = std::regex_replace(before, std::regex(">64</memory>"), ">80</memory>");
+  EXPECT_EQ(Slurp(file), grown);
+  EXPECT_TRUE(fs::is_empty(tmp() / "edit"));
+
+  fs::remove(count);
+  std::tie(code, out) = OnTerminal({"edit", name}, {{"EDITOR", editor}}, {"n"});
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("Failed. Edit again? [y/n]: "), std::string::npos) << out;
+  EXPECT_EQ(Slurp(count), "x\n");  // not opened again
+  EXPECT_EQ(Slurp(file), grown);
+  EXPECT_TRUE(fs::is_empty(tmp() / "edit"));
+
+  // Someone else changes the definition while it is edited: the edit is not saved over it.
+  const std::string other = std::regex_replace(grown, std::regex(">80</memory>"), ">72</memory>");
+  std::ofstream(tmp() / "other.xml") << other;
+  const std::string racing = Editor(
+      "racing", "sed -i 's#>80</memory>#>88</memory>#' \"$1\"; cp " + (tmp() / "other.xml").string() + " " + file.string());
+  RunResult r = Q({"edit", name}, {{"EDITOR", racing}});
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_NE(r.err.find("was changed by someone else while it was edited"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the edit is kept in " + (tmp() / "edit").string()), std::string::npos) << r.err;
+  EXPECT_EQ(Slurp(file), other);
 }
 
 TEST_F(DefineTest, AutostartIsMarkedAndSaysWhatToDoWithoutSystemd) {

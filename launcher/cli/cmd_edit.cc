@@ -101,7 +101,11 @@ int Run(const Options& o) {
     }
     for (const Diagnostic& d : problems) std::fprintf(stderr, "%s\n", d.ToString().c_str());
     if (!HasErrors(problems)) {
-      DefineDomain(defined, def, edited, /*edit=*/true);
+      try {
+        DefineDomain(defined, def, edited, &original);
+      } catch (const std::exception& e) {
+        throw std::runtime_error(std::string(e.what()) + "; the edit is kept in " + copy.string());
+      }
       fs::remove(copy);
       std::printf("Domain '%s' XML configuration edited.\n", o.name.c_str());
       return 0;

@@ -65,9 +65,13 @@ std::vector<Diagnostic> CheckDefinition(const std::string& xml, const std::strin
   return problems;
 }
 
-bool DefineDomain(const DefinedDomains& defined, const domain::DomainDef& def, const std::string& xml, bool edit) {
+bool DefineDomain(const DefinedDomains& defined, const domain::DomainDef& def, const std::string& xml,
+                  const std::string* edit_of) {
   bool replaced = false;
   defined.WithLock([&] {
+    if (edit_of && defined.Read(def.name) != *edit_of)
+      throw std::runtime_error("edit: domain '" + def.name + "' was changed by someone else while it was edited (" +
+                               defined.FileOf(def.name).string() + "): the edit is not saved");
     if (!def.uuid.empty())
       for (const std::string& other : defined.Names()) {
         if (other == def.name) continue;
@@ -85,7 +89,7 @@ bool DefineDomain(const DefinedDomains& defined, const domain::DomainDef& def, c
         uuid = domain::ParseDomainXml(defined.Read(def.name), defined.FileOf(def.name).string()).uuid;
       } catch (const std::exception&) {
       }
-      if (!edit && (def.uuid.empty() || uuid != def.uuid))
+      if (!edit_of && (def.uuid.empty() || uuid != def.uuid))
         throw std::runtime_error("domain '" + def.name + "' already exists with uuid " +
                                  (uuid.empty() ? std::string("(none)") : uuid) + " (" +
                                  defined.FileOf(def.name).string() + "; `qlaunch edit " + def.name +

@@ -25,9 +25,11 @@ std::vector<Diagnostic> CheckDefinition(const std::string& xml, const std::strin
 // Keeps `xml` (checked: `def` is its parse) as the definition of def.name. Refuses, with libvirt's
 // words, a name defined with another <uuid> (or none) and a <uuid> another name is defined with.
 // Returns true when it replaced the definition of the same <uuid>. The stored XML gets a <uuid>
-// when it has none. With `edit`, the definition of def.name is replaced whatever its <uuid> was.
+// when it has none. With `edit_of` (edit: the definition the edit started from), the definition
+// of def.name is replaced whatever its <uuid> was, but only while it is still `*edit_of` (else
+// refused: someone changed it meanwhile).
 bool DefineDomain(const DefinedDomains& defined, const domain::DomainDef& def, const std::string& xml,
-                  bool edit = false);
+                  const std::string* edit_of = nullptr);
 
 // What `start` and `run` read for their argument: `arg` itself when it is "-" or a file that
 // exists, else the definition of the domain it names when there is one, else `arg` (whose

@@ -3,8 +3,6 @@
 // hugepages are still free, under KVM or TCG); refused, before anything exists, for memory that
 // cannot be filled behind a running guest.
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -17,6 +15,7 @@
 
 #include "support/hugepages.h"
 #include "support/launch_env.h"
+#include "support/notify_socket.h"
 
 namespace qlaunch::testing {
 namespace {
@@ -147,25 +146,16 @@ TEST_F(LaunchRunEarlyTest, RunSendsReadyOnceTheMemoryIsFull) {
   const std::string xml = WriteDomain(d);
   const uint64_t free_before = HugepagesFree();
   const uint64_t pages = d.Bytes() / (2u << 20);
-  const std::string path = (tmp() / "notify.sock").string();
-  const int sock = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(sock, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
-  ASSERT_EQ(::bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  timeval tv{60, 0};
-  ::setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  NotifySocket notify((tmp() / "notify.sock").string());
+  ASSERT_TRUE(notify.ok());
   Env env = BaseEnv();
-  env["NOTIFY_SOCKET"] = path;
+  env["NOTIFY_SOCKET"] = notify.path();
   RunningProcess run({QlaunchBinary(), "run", "--json", "--run-early", "--shutdown-timeout", "0", "--qemu", kQemu72, xml},
                      env);
-  char buf[256] = {};
-  const ssize_t n = ::recv(sock, buf, sizeof buf - 1, 0);
+  const std::string ready = notify.Receive(std::chrono::seconds(60));
   const uint64_t free_at_ready = HugepagesFree();
-  ::close(sock);
-  ASSERT_GT(n, 0) << "no readiness message; stderr so far:\n" << run.ErrSoFar();
-  EXPECT_TRUE(std::string(buf, n).starts_with("READY=1\n")) << buf;
+  ASSERT_FALSE(ready.empty()) << "no readiness message; stderr so far:\n" << run.ErrSoFar();
+  EXPECT_TRUE(ready.starts_with("READY=1\n")) << ready;
   EXPECT_EQ(free_before - free_at_ready, pages) << "READY=1 came before the guest's memory was full";
   ::kill(run.pid(), SIGTERM);
   RunResult r = run.Wait();

@@ -12,13 +12,12 @@
 // After each: no QEMU, no state, the pidfile gone.
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 
 #include <fstream>
 #include <thread>
 
 #include "support/launch_env.h"
+#include "support/notify_socket.h"
 #include "support/build_paths.h"
 
 namespace qlaunch::testing {
@@ -222,21 +221,10 @@ TEST_F(LaunchRunTest, OnCrashPreserveKeepsItPausedDestroyExits3) {
 
 // systemd's readiness: READY=1 on $NOTIFY_SOCKET once the guest runs.
 TEST_F(LaunchRunTest, NotifiesReadinessOnNotifySocket) {
-  const std::string path = (tmp() / "notify.sock").string();
-  int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  auto run = Run(Xml("run-notify", ""), {"--shutdown-timeout", "0"}, {{"NOTIFY_SOCKET", path}});
-  timeval tv{30, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  char buf[256] = {};
-  ssize_t n = ::recv(fd, buf, sizeof buf - 1, 0);
-  ::close(fd);
-  ASSERT_GT(n, 0) << "no readiness message";
-  EXPECT_EQ(std::string(buf, n), "READY=1\nMAINPID=" + std::to_string(run->pid()) + "\n");
+  NotifySocket notify((tmp() / "notify.sock").string());
+  ASSERT_TRUE(notify.ok());
+  auto run = Run(Xml("run-notify", ""), {"--shutdown-timeout", "0"}, {{"NOTIFY_SOCKET", notify.path()}});
+  EXPECT_EQ(notify.Receive(std::chrono::seconds(30)), "READY=1\nMAINPID=" + std::to_string(run->pid()) + "\n");
   pid_t qemu = WaitState("run-notify", "running");
   ::kill(run->pid(), SIGTERM);
   EXPECT_EQ(run->Wait(std::chrono::seconds(30)).exit_code, 4);

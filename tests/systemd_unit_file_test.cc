@@ -7,11 +7,10 @@
 // under TCG, with a pvpanic device for <on_crash>. `systemd-analyze verify` of the installed unit
 // is tests/packaging/install-test's.
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -20,6 +19,7 @@
 
 #include "support/build_paths.h"
 #include "support/launch_env.h"
+#include "support/notify_socket.h"
 
 namespace qlaunch::testing {
 namespace {
@@ -126,27 +126,16 @@ class SystemdUnitFileTest : public LaunchTest {
 
   // Starts the unit's service for `name`: its main process and, once READY=1 came, QEMU's pid.
   std::unique_ptr<RunningProcess> StartService(const std::string& name, pid_t* qemu) {
-    const std::string sock = (tmp() / "notify.sock").string();
-    fs::remove(sock);
-    int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    EXPECT_GE(fd, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", sock.c_str());
-    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    NotifySocket notify((tmp() / "notify.sock").string());
+    EXPECT_TRUE(notify.ok());
     Env env = WithConfig();
-    env["NOTIFY_SOCKET"] = sock;
+    env["NOTIFY_SOCKET"] = notify.path();
     // `systemctl edit qlaunch@NAME`: a second to answer the power button, not a minute.
     const std::vector<std::string> argv = ExecStart(name, {{"QLAUNCH_SHUTDOWN_TIMEOUT", "1"}}, &env);
     auto main = std::make_unique<RunningProcess>(argv, env);
-    timeval tv{60, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    char buf[256] = {};
-    const ssize_t n = ::recv(fd, buf, sizeof buf - 1, 0);
-    ::close(fd);
-    EXPECT_GT(n, 0) << "no READY=1: " << main->ErrSoFar();
     // NotifyAccess=main: the message comes from the main process.
-    EXPECT_EQ(std::string(buf, n > 0 ? n : 0), "READY=1\nMAINPID=" + std::to_string(main->pid()) + "\n");
+    EXPECT_EQ(notify.Receive(std::chrono::seconds(60)), "READY=1\nMAINPID=" + std::to_string(main->pid()) + "\n")
+        << main->ErrSoFar();
     *qemu = QemuOf(name);
     EXPECT_GT(*qemu, 0) << "not running once READY=1 came";
     return main;
@@ -206,37 +195,25 @@ TEST_F(SystemdUnitFileTest, ExecStartRunsTheDomainAndTheExitStatusIsJudgedAsTheU
     EXPECT_EQ(Judge(r.exit_code), Verdict::kSuccess);
     ExpectGone(name, qemu);
   }
-  {
-    SCOPED_TRACE("the guest powers off");
+  // The service started, `end` done to it: the main process's exit status and systemd's verdict.
+  auto ends = [&](const char* what, const std::function<void()>& end, int want, Verdict verdict) {
+    SCOPED_TRACE(what);
     auto main = StartService(name, &qemu);
     ASSERT_GT(qemu, 0);
+    end();
+    RunResult r = main->Wait(std::chrono::seconds(30));
+    EXPECT_EQ(r.exit_code, want) << r.Describe();
+    EXPECT_EQ(Judge(r.exit_code), verdict);
+    ExpectGone(name, qemu);
+  };
+  ends("the guest powers off", [&] {
     std::this_thread::sleep_for(milliseconds(500));  // SeaBIOS has set up the PM registers
     RunQlaunch({"qemu-monitor-command", "--hmp", name, "o /w 0x604 0x2000"}, WithConfig());  // ACPI S5
-    RunResult r = main->Wait(std::chrono::seconds(30));
-    EXPECT_EQ(r.exit_code, 0) << r.Describe();
-    EXPECT_EQ(Judge(r.exit_code), Verdict::kSuccess);
-    ExpectGone(name, qemu);
-  }
-  {
-    SCOPED_TRACE("the guest panics, <on_crash>destroy");
-    auto main = StartService(name, &qemu);
-    ASSERT_GT(qemu, 0);
+  }, 0, Verdict::kSuccess);
+  ends("the guest panics, <on_crash>destroy", [&] {
     RunQlaunch({"qemu-monitor-command", "--hmp", name, "o /b 0x505 1"}, WithConfig());  // pvpanic
-    RunResult r = main->Wait(std::chrono::seconds(30));
-    EXPECT_EQ(r.exit_code, 3) << r.Describe();
-    EXPECT_EQ(Judge(r.exit_code), Verdict::kStaysDown);
-    ExpectGone(name, qemu);
-  }
-  {
-    SCOPED_TRACE("QEMU killed");
-    auto main = StartService(name, &qemu);
-    ASSERT_GT(qemu, 0);
-    ::kill(qemu, SIGKILL);
-    RunResult r = main->Wait(std::chrono::seconds(30));
-    EXPECT_EQ(r.exit_code, 5) << r.Describe();
-    EXPECT_EQ(Judge(r.exit_code), Verdict::kRestart);
-    ExpectGone(name, qemu);
-  }
+  }, 3, Verdict::kStaysDown);
+  ends("QEMU killed", [&] { ::kill(qemu, SIGKILL); }, 5, Verdict::kRestart);
 }
 
 }  // namespace

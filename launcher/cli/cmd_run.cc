@@ -31,6 +31,7 @@ int Run(Options& o) {
   StartReport report;
   try {
     // The domain's <on_*> come from the start's own parse: `run` reads the XML once, as `start` does.
+    CheckDefinitionName(o.start.domain_xml);
     report = StartDomain(o.start);
     report.timings.Mark(Phase::kReturn);
     report.timings.Finish();

@@ -23,6 +23,7 @@ struct Options {
 
 int Run(Options& o) {
   o.start.prealloc = *ParsePreallocMode(o.prealloc);
+  CheckDefinitionName(o.start.domain_xml);
   StartReport report = StartDomain(o.start);
   report.timings.Mark(Phase::kReturn);  // StartDomain's guards, gone with its return
   report.timings.Finish();

@@ -111,4 +111,19 @@ std::string DefinitionOrFile(const std::string& arg, const DefinedDomains& defin
   return arg;
 }
 
+void CheckDefinitionName(const std::string& path, const DefinedDomains& defined) {
+  const fs::path file(path);
+  if (file.parent_path() != defined.root() || file.extension() != ".xml") return;
+  const std::string name = file.stem().string();
+  const domain::DomainDef def = domain::ParseDomainFile(path);
+  if (def.name == name) return;
+  Diagnostic d;
+  d.file = path;
+  d.line = def.name_line;
+  d.element = "name";
+  d.message = "the definition of '" + name + "' names domain '" + def.name +
+              "' (changed by hand?): `qlaunch edit " + name + "` or `qlaunch undefine " + name + "`";
+  throw DiagnosticError(d);
+}
+
 }  // namespace qlaunch::launcher

@@ -36,4 +36,9 @@ bool DefineDomain(const DefinedDomains& defined, const domain::DomainDef& def, c
 // absence the caller reports).
 std::string DefinitionOrFile(const std::string& arg, const DefinedDomains& defined = DefinedDomains());
 
+// When `path` is a definition (<root>/NAME.xml), that its <name> is NAME: a definition renamed by
+// hand would start another domain than the one asked for. DiagnosticError with the file and line
+// (of <name>, or of what does not parse).
+void CheckDefinitionName(const std::string& path, const DefinedDomains& defined = DefinedDomains());
+
 }  // namespace qlaunch::launcher

@@ -91,9 +91,7 @@ LocalSwapReport SwapQemu(const StateDir& state, const LocalSwapOptions& o) {
   if (r.emulator.empty()) throw std::runtime_error(Refused(o.name, "runs a QEMU whose binary cannot be read"));
   numa::HostTopology host = LoadHost("");
   qemu::QemuCaps caps = qemu::ProbeCaps(r.emulator);
-  std::string user_text = ReadSmallFile(dir / "user").value_or("");
-  while (!user_text.empty() && user_text.back() == '\n') user_text.pop_back();
-  const QemuUser user = ResolveQemuUser(user_text, def);
+  const QemuUser user = RecordedQemuUser(dir, def);  // the domain's uid, leased or named
   DeviceHostSide device_host(def, state.root(), user);  // decided, never made: refused if it has any
   const qemu::DeviceResources& res = device_host.resources();
   bool host_side = !res.chardev_fds.empty() || !res.graphics_ports.empty() || !res.nvram_path.empty();

@@ -26,6 +26,8 @@ struct DomainEntry {
   // What its devices got on the host (the state's devices.json, launcher/host/device_host.h):
   // [{"type","listen","port"}] and [{"type","model","mac","tap","bridge"}]; empty when none.
   nlohmann::json devices = nlohmann::json::object();
+  // QEMU's uid, gid, leased, namespaces (host/process_identity.h); empty before it is spawned.
+  nlohmann::json identity = nlohmann::json::object();
 };
 
 // The state's devices.json of a domain: {"graphics": [...], "interfaces": [...]} (each absent

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -65,6 +66,19 @@ void RefuseIfRunning(const StateDir& state, const std::string& name) {
   if (fs::exists(state.DomainDir(name)) && !Accepts(StateFromStatus(st), Verb::kStart))
     throw AlreadyRunningError(name, st.qemu_alive ? st.qemu->pid : st.owner->pid,
                               st.kind == DomainStatus::Kind::kStarting && !st.qemu_alive);
+}
+
+void WarnSharedUser(const StateDir& state, const std::string& name, const std::string& user) {
+  for (const std::string& other : state.Names()) {
+    if (other == name) continue;
+    std::string theirs = ReadSmallFile(state.DomainDir(other) / "user").value_or("");
+    while (!theirs.empty() && theirs.back() == '\n') theirs.pop_back();
+    if (theirs != user || !PeekDomain(state, other).qemu_alive) continue;
+    std::fprintf(stderr,
+                 "qlaunch: warning: domain %s runs as %s too: a guest that escapes into either QEMU reaches the other "
+                 "(its memory, disks and process); leave --user and <seclabel> out for ids of its own\n",
+                 other.c_str(), user.c_str());
+  }
 }
 
 void CheckHostForPlan(const domain::DomainDef& def, const qemu::LaunchPlan& plan, const numa::HostTopology& host,

@@ -33,6 +33,10 @@ std::optional<Diagnostic> CheckMemlockLimit(const domain::DomainDef& def, const 
 // before the pool check.
 void RefuseIfRunning(const StateDir& state, const std::string& name);
 
+// A QEMU user named (--user, <seclabel>) that a running domain of this state root runs as too:
+// a warning that an escape into either QEMU reaches the other (their ids are one).
+void WarnSharedUser(const StateDir& state, const std::string& name, const std::string& user);
+
 // Every problem this host has with the plan; throws them together as one DiagnosticError (each
 // without a file naming the domain's), or returns when there is none. `reserved_pages`: the
 // pages per size reserved but not yet faulted in (host/pool_reserved.h), not free for this start.

@@ -215,6 +215,22 @@ std::vector<uint32_t> IdsHeldBy(const fs::path& holder_dir) {
   return out;
 }
 
+std::vector<uint32_t> IdsHeldUnder(const fs::path& prefix) {
+  std::vector<uint32_t> out;
+  Registry reg;
+  for (uint32_t id : reg.Ids())
+    if (auto j = reg.Read(id)) {
+      json pruned = Pruned(*j, id);
+      if (pruned != *j) reg.Write(id, pruned);
+      for (const json& h : pruned["holders"])
+        if (h.value("dir", "").rfind(prefix.string(), 0) == 0) {
+          out.push_back(id);
+          break;
+        }
+    }
+  return out;
+}
+
 bool IdLeased(uint32_t id) {
   std::error_code ec;
   return fs::exists(LeaseRegistry() / std::to_string(id), ec);

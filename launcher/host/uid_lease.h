@@ -64,6 +64,9 @@ void ReleaseId(uint32_t id, const std::filesystem::path& holder_dir);
 // or a file's) at all.
 std::vector<uint32_t> IdsHeldBy(const std::filesystem::path& holder_dir);
 bool IdLeased(uint32_t id);
+// The numbers still held (holders gone are let go first) by a holder whose path begins with
+// `prefix` (a state root, a test's directory).
+std::vector<uint32_t> IdsHeldUnder(const std::filesystem::path& prefix);
 
 // What a domain dir records of its lease (<dir>/lease): its uid and gid, and the file groups its
 // QEMU is in. nullopt when it has none (an explicit user, isolation off).

@@ -17,6 +17,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -210,10 +211,40 @@ TEST_F(LaunchIsolationTest, FromOneDomainsQemuEveryAttackOnAnotherIsRefused) {
     ASSERT_TRUE(outcome.count(attack)) << attack << ": " << Describe(outcome);
     EXPECT_NE(outcome.at(attack), "reached") << attack << ": " << Describe(outcome);
   }
-  // The errnos, for the record (the test log) and as the kernel gives them today.
+  // The errnos, for the record (the test log) and as the kernel gives them today: B's /proc
+  // entries are not even there for A (its /proc has hidepid=invisible), the rest is refused by
+  // the uid.
   std::printf("isolated: %s\n", Describe(outcome).c_str());
+  for (const char* hidden : {"maps", "mem", "memfd", "environ"}) EXPECT_EQ(outcome.at(hidden), "ENOENT") << hidden;
+  EXPECT_EQ(outcome.at("process_vm_readv"), "EPERM") << Describe(outcome);
+  EXPECT_EQ(outcome.at("ptrace"), "EPERM") << Describe(outcome);
   EXPECT_EQ(outcome.at("signal"), "EPERM") << Describe(outcome);
   EXPECT_EQ(outcome.at("disk"), "EACCES") << Describe(outcome);
+
+  // A's mount namespace: a /dev of a few nodes (TCG: no kvm), a /proc with hidepid.
+  std::set<std::string> dev;
+  for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(a) + "/root/dev")) dev.insert(e.path().filename());
+  for (const std::string& n : dev)
+    EXPECT_TRUE(std::set<std::string>({"fd", "full", "null", "ptmx", "pts", "random", "stderr", "stdin", "stdout",
+                                       "urandom", "zero", "vhost-net", "hugepages", "hugepages1G"})
+                    .count(n))
+        << "/dev/" << n << " in QEMU's private /dev";
+  EXPECT_FALSE(dev.count("kvm"));
+  EXPECT_NE(Slurp("/proc/" + std::to_string(a) + "/mountinfo").find("hidepid=invisible"), std::string::npos);
+  // dominfo and list say so.
+  RunResult info = Qlaunch({"dominfo", "--json", "iso-a"});
+  ASSERT_EQ(info.exit_code, 0) << info.Describe();
+  const json di = json::parse(info.out);
+  EXPECT_EQ(di["uid"], std::stoul(QemuIdOf(a)));
+  EXPECT_EQ(di["gid"], std::stoul(QemuIdOf(a)));
+  EXPECT_EQ(di["leased"], true);
+  EXPECT_EQ(di["namespaces"], json::array({"mnt"}));
+  RunResult list = Qlaunch({"list", "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.Describe();
+  for (const json& d : json::parse(list.out)) {
+    EXPECT_EQ(d["uid"], std::stoul(QemuIdOf(d["pid"].get<pid_t>()))) << d.dump();
+    EXPECT_EQ(d["namespaces"], json::array({"mnt"})) << d.dump();
+  }
 
   // B from A's side reaches nothing; B still runs, untouched.
   EXPECT_FALSE(PidGone(b));

@@ -17,6 +17,7 @@
 #include "launcher/host/device_host.h"
 #include "launcher/host/qemu_memfds.h"
 #include "launcher/host/qemu_spawn.h"
+#include "launcher/host/qemu_mounts.h"
 #include "launcher/host/qemu_user.h"
 #include "launcher/host/qmp_listener.h"
 #include "launcher/lifecycle/change/running_def.h"
@@ -139,6 +140,8 @@ LocalSwapReport SwapQemu(const StateDir& state, const LocalSwapOptions& o) {
   spec.inherit_fds = reservation.fds();
   spec.inherit_fds.push_back(listener.fd());
   if (user.change) spec.drop = DropTo{user.uid, user.gid, user.groups};
+  const std::optional<MountNamespacePlan> mounts = QemuMountsFor(def, plan.argv, dir);  // as start gives it
+  if (mounts) spec.mounts = &*mounts;
   int cgroup_fd = -1;
   if (auto cg = ReadSmallFile(dir / "cgroup")) {
     while (!cg->empty() && cg->back() == '\n') cg->pop_back();

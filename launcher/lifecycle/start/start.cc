@@ -34,6 +34,7 @@
 #include "launcher/host/file_labels.h"
 #include "launcher/host/pool_lock.h"
 #include "launcher/host/pool_reserved.h"
+#include "launcher/host/qemu_mounts.h"
 #include "launcher/host/qemu_spawn.h"
 #include "launcher/host/qemu_user.h"
 #include "launcher/host/qmp_listener.h"
@@ -272,6 +273,9 @@ StartReport StartDomain(const StartOptions& opts) {
     // `run`: QEMU dies with its supervisor, however that ends, and a scheduler's SIGTERM/SIGINT to
     // the whole process tree reaches only qlaunch, which shuts the guest down (qemu_spawn.h).
     spec.die_with_parent = spec.block_stop_signals = opts.supervised;
+    // A mount namespace of its own: a private /dev, a /proc that hides other users' processes.
+    const std::optional<MountNamespacePlan> mounts = QemuMountsFor(def, plan.argv, dir);
+    if (mounts) spec.mounts = &*mounts;
     qemu_proc = QemuProcess::Spawn(spec);
     qmp_listener.Close();  // QEMU has it; if QEMU dies, our connection is reset at once
     device_host.HandedOver();

@@ -381,10 +381,15 @@ void LaunchTest::StartListDestroy(const std::string& qemu, const std::vector<std
 
   RunResult list = Qlaunch({"list", "--json"});
   ASSERT_EQ(list.exit_code, 0) << list.Describe();
-  EXPECT_EQ(nlohmann::json::parse(list.out),
-            nlohmann::json::parse(R"([{"name":")" + d.name + R"(","pid":)" + std::to_string(pid) +
-                                  R"(,"state":"running","memory_bytes":)" + std::to_string(d.Bytes()) +
-                                  R"(,"vcpus":)" + std::to_string(d.cells) + R"(,"graphics":[],"interfaces":[])" + "}]"));
+  nlohmann::json want_list = nlohmann::json::parse(
+      R"([{"name":")" + d.name + R"(","pid":)" + std::to_string(pid) + R"(,"state":"running","memory_bytes":)" +
+      std::to_string(d.Bytes()) + R"(,"vcpus":)" + std::to_string(d.cells) + R"(,"graphics":[],"interfaces":[])" + "}]");
+  // Its ids, leased to it, and the mount namespace of its own (a root qlaunch gives both).
+  const unsigned long qemu_id = std::stoul(QemuIdOf(pid));
+  want_list[0]["uid"] = want_list[0]["gid"] = qemu_id;
+  want_list[0]["leased"] = ::geteuid() == 0;
+  want_list[0]["namespaces"] = ::geteuid() == 0 ? nlohmann::json::array({"mnt"}) : nlohmann::json::array();
+  EXPECT_EQ(nlohmann::json::parse(list.out), want_list);
 
   // dominfo: what it runs as and where its memory sits: all of it on node 0, on both paths.
   RunResult info = Qlaunch({"dominfo", "--json", d.name});

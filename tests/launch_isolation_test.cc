@@ -284,6 +284,16 @@ TEST_F(LaunchIsolationTest, TwoDomainsNamingOneUserAreWarnedAboutAndReachEachOth
                      "either QEMU reaches the other"),
             std::string::npos)
       << err;
+  // validate says so too, of a domain whose DAC <seclabel> names that user.
+  std::string labelled = Slurp(Domain("iso-same-c"));
+  labelled.replace(labelled.find("  <os>"), 0,
+                   "  <seclabel type='static' model='dac'><label>qlaunch-qemu:qlaunch-qemu</label></seclabel>\n");
+  std::ofstream(tmp() / "iso-same-c.xml") << labelled;
+  RunResult validate = Qlaunch({"validate", (tmp() / "iso-same-c.xml").string()});
+  EXPECT_EQ(validate.exit_code, 0) << validate.Describe();
+  EXPECT_NE(validate.err.find("warning: <seclabel>: domain iso-same-a runs as qlaunch-qemu:qlaunch-qemu too"),
+            std::string::npos)
+      << validate.Describe();
   const auto outcome = Attack(a, b, Image("iso-same-b"));
   std::printf("one --user: %s\n", Describe(outcome).c_str());
   for (const char* attack : kAttacks) EXPECT_EQ(outcome.at(attack), "reached") << attack << ": " << Describe(outcome);

@@ -68,17 +68,26 @@ void RefuseIfRunning(const StateDir& state, const std::string& name) {
                               st.kind == DomainStatus::Kind::kStarting && !st.qemu_alive);
 }
 
-void WarnSharedUser(const StateDir& state, const std::string& name, const std::string& user) {
+std::vector<std::string> DomainsRunningAs(const StateDir& state, const std::string& name, const std::string& user) {
+  std::vector<std::string> out;
   for (const std::string& other : state.Names()) {
     if (other == name) continue;
     std::string theirs = ReadSmallFile(state.DomainDir(other) / "user").value_or("");
     while (!theirs.empty() && theirs.back() == '\n') theirs.pop_back();
-    if (theirs != user || !PeekDomain(state, other).qemu_alive) continue;
-    std::fprintf(stderr,
-                 "qlaunch: warning: domain %s runs as %s too: a guest that escapes into either QEMU reaches the other "
-                 "(its memory, disks and process); leave --user and <seclabel> out for ids of its own\n",
-                 other.c_str(), user.c_str());
+    if (theirs == user && PeekDomain(state, other).qemu_alive) out.push_back(other);
   }
+  return out;
+}
+
+std::string SharedUserWarning(const std::string& other, const std::string& user) {
+  return "domain " + other + " runs as " + user +
+         " too: a guest that escapes into either QEMU reaches the other (its memory, disks and process); leave "
+         "--user and <seclabel> out for ids of its own";
+}
+
+void WarnSharedUser(const StateDir& state, const std::string& name, const std::string& user) {
+  for (const std::string& other : DomainsRunningAs(state, name, user))
+    std::fprintf(stderr, "qlaunch: warning: %s\n", SharedUserWarning(other, user).c_str());
 }
 
 void CheckHostForPlan(const domain::DomainDef& def, const qemu::LaunchPlan& plan, const numa::HostTopology& host,

@@ -1,8 +1,8 @@
 // QEMU never runs as root (docs/security.md): on real QEMU 7.2, as root, a domain with a
-// root-owned 0600 disk image runs as qlaunch-qemu with no capabilities, opens the image (QMP
+// root-owned 0600 disk image runs as ids of its own (leased) with no capabilities, opens the image (QMP
 // query-block), and the image is root:root 0600 again after destroy, after each failed start,
 // and after kill -9 of QEMU followed by `qlaunch list`. A read-only image shared by two domains
-// keeps its label while either runs. Another user can neither connect to the QMP socket nor
+// gets a group of its own that both are in, and keeps it while either runs. Another user can neither connect to the QMP socket nor
 // read the state dir. --user and a DAC <seclabel> choose the user; root only when named.
 #include <grp.h>
 #include <pwd.h>
@@ -14,6 +14,7 @@
 
 #include <fstream>
 
+#include "launcher/host/uid_lease.h"
 #include "qemu_cmd/qmp_client.h"
 #include "support/hardware.h"
 #include "support/launch_env.h"
@@ -84,7 +85,14 @@ class LaunchPrivilegesTest : public LaunchTest {
     const group* gr = ::getgrgid(st.st_gid);
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", st.st_mode & 07777);
-    return std::string(pw ? pw->pw_name : "?") + ":" + (gr ? gr->gr_name : "?") + " " + mode;
+    return (pw ? std::string(pw->pw_name) : "+" + std::to_string(st.st_uid)) + ":" +
+           (gr ? std::string(gr->gr_name) : "+" + std::to_string(st.st_gid)) + " " + mode;
+  }
+
+  // The owner a file has while the QEMU of `pid` has it: its leased uid and gid ("+N:+N").
+  static std::string Leased(pid_t pid) {
+    const std::string id = QemuIdOf(pid);
+    return "+" + id + ":+" + id;
   }
 
   // QEMU's own view of its disk: query-block over the domain's QMP socket.
@@ -103,7 +111,7 @@ TEST_F(LaunchPrivilegesTest, ARootOnlyImageIsGivenToQemuAndBack) {
   pid_t pid = Start(DiskXml("priv-disk", image, false));
   ASSERT_GT(pid, 0);
   ExpectUnprivileged(pid);
-  EXPECT_EQ(Owner(image), "qlaunch-qemu:qlaunch-qemu 0600");
+  EXPECT_EQ(Owner(image), Leased(pid) + " 0600");
   nlohmann::json blocks = QueryBlock("priv-disk");
   bool found = false;
   for (const auto& b : blocks) {
@@ -136,14 +144,17 @@ TEST_F(LaunchPrivilegesTest, AKilledQemuGivesTheImageBackAtTheNextList) {
   fs::path image = Image("killed.img");
   pid_t pid = Start(DiskXml("priv-kill", image, false));
   ASSERT_GT(pid, 0);
-  EXPECT_EQ(Owner(image), "qlaunch-qemu:qlaunch-qemu 0600");
+  const std::string leased = Leased(pid);
+  EXPECT_EQ(Owner(image), leased + " 0600");
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
   for (int i = 0; i < 500 && !PidGone(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ(Owner(image), "qlaunch-qemu:qlaunch-qemu 0600") << "nobody has looked yet";
+  EXPECT_EQ(Owner(image), leased + " 0600") << "nobody has looked yet";
   RunResult list = Qlaunch({"list", "--json"});
   EXPECT_EQ(list.out, "[]\n") << list.Describe();
   EXPECT_EQ(Owner(image), "root:root 0600");
   EXPECT_FALSE(fs::exists(DomainStateDir("priv-kill")));
+  EXPECT_FALSE(launcher::IdLeased(static_cast<uint32_t>(std::stoul(leased.substr(1)))))
+      << "the killed domain's uid is released with its state";
 }
 
 TEST_F(LaunchPrivilegesTest, ASharedReadOnlyImageKeepsItsLabelWhileADomainUsesIt) {
@@ -152,7 +163,17 @@ TEST_F(LaunchPrivilegesTest, ASharedReadOnlyImageKeepsItsLabelWhileADomainUsesIt
   pid_t b = Start(DiskXml("priv-ro-b", image, true));
   ASSERT_GT(a, 0);
   ASSERT_GT(b, 0);
-  EXPECT_EQ(Owner(image), "qlaunch-qemu:qlaunch-qemu 0640");
+  // Each runs as ids of its own; the image has its first owner back and a group leased for it,
+  // readable by the group only, and b (which found it shared) is in that group.
+  ASSERT_NE(QemuIdOf(a), QemuIdOf(b));
+  struct stat st {};
+  ASSERT_EQ(::stat(image.c_str(), &st), 0);
+  const std::string group = std::to_string(st.st_gid);
+  EXPECT_EQ(Owner(image), "root:+" + group + " 0640");
+  EXPECT_TRUE(launcher::IdLeased(st.st_gid)) << group;
+  EXPECT_NE(group, QemuIdOf(a));
+  EXPECT_NE(group, QemuIdOf(b));
+  EXPECT_NE((" " + ProcStatus(b)["Groups"] + " ").find(" " + group + " "), std::string::npos) << ProcStatus(b)["Groups"];
   for (const char* name : {"priv-ro-a", "priv-ro-b"})
     for (const auto& blk : QueryBlock(name))
       if (blk.contains("inserted")) {
@@ -160,10 +181,11 @@ TEST_F(LaunchPrivilegesTest, ASharedReadOnlyImageKeepsItsLabelWhileADomainUsesIt
       }
 
   EXPECT_EQ(Qlaunch({"destroy", "priv-ro-a"}).exit_code, 0);
-  EXPECT_EQ(Owner(image), "qlaunch-qemu:qlaunch-qemu 0640") << "domain b still uses it";
+  EXPECT_EQ(Owner(image), "root:+" + group + " 0640") << "domain b still uses it";
   EXPECT_FALSE(PidGone(b));
   EXPECT_EQ(Qlaunch({"destroy", "priv-ro-b"}).exit_code, 0);
   EXPECT_EQ(Owner(image), "root:root 0640") << "the last domain gives it back, with the first owner";
+  EXPECT_FALSE(launcher::IdLeased(st.st_gid)) << "the shared group goes with the last user";
 }
 
 TEST_F(LaunchPrivilegesTest, AnImageQemuCannotReachIsAClearErrorNamingTheDisk) {
@@ -174,7 +196,8 @@ TEST_F(LaunchPrivilegesTest, AnImageQemuCannotReachIsAClearErrorNamingTheDisk) {
   const std::string xml = DiskXml("priv-hidden", image, false);
   RunResult r = Qlaunch({"start", xml});
   EXPECT_EQ(r.exit_code, 1) << r.Describe();
-  EXPECT_NE(r.err.find(xml + ":8: error: <disk>: the QEMU user qlaunch-qemu cannot open " + image.string()),
+  EXPECT_NE(r.err.find(xml + ":8: error: <disk>: the QEMU user +"), std::string::npos) << r.Describe();
+  EXPECT_NE(r.err.find(" cannot open " + image.string()),
             std::string::npos)
       << r.Describe();
   EXPECT_NE(r.err.find("Permission denied"), std::string::npos) << r.Describe();
@@ -280,7 +303,7 @@ TEST_F(LaunchPrivilegesTest, MemoryBackingDirsBelongToQemuAndGoWithTheDomain) {
     pid_t pid = Start(DiskXml(c.name, Image(std::string(c.name) + ".img"), false, std::string("  ") + c.backing + "\n"));
     ASSERT_GT(pid, 0);
     ExpectUnprivileged(pid);
-    EXPECT_EQ(Owner(c.dir), "qlaunch-qemu:qlaunch-qemu 0700");
+    EXPECT_EQ(Owner(c.dir), Leased(pid) + " 0700");
     std::string cmdline = Slurp("/proc/" + std::to_string(pid) + "/cmdline");
     EXPECT_NE(cmdline.find("\"mem-path\":\"" + c.dir.string() + "\""), std::string::npos) << cmdline;
     EXPECT_EQ(Qlaunch({"destroy", c.name}).exit_code, 0);
@@ -323,8 +346,8 @@ TEST_F(LaunchPrivilegesTest, LockedMemoryWithoutAMemlockLimitIsRefused) {
                                BaseEnv())
                     .Wait();
   EXPECT_EQ(r.exit_code, 1) << r.Describe();
-  EXPECT_NE(r.err.find(xml + ":6: error: <memoryBacking>: <locked/>: QEMU's user qlaunch-qemu needs RLIMIT_MEMLOCK of " +
-                       std::to_string(need) + " bytes"),
+  EXPECT_NE(r.err.find(xml + ":6: error: <memoryBacking>: <locked/>: QEMU's user +"), std::string::npos) << r.Describe();
+  EXPECT_NE(r.err.find(" needs RLIMIT_MEMLOCK of " + std::to_string(need) + " bytes"),
             std::string::npos)
       << r.Describe();
   EXPECT_NE(r.err.find("the hard limit is 65536 bytes"), std::string::npos) << r.Describe();

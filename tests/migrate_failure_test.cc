@@ -45,12 +45,11 @@ class MigrateFailureTest : public LaunchTest {
     pool_.emplace(HugepagePool::AtLeast(2 * PagesOf(dom_) + 8));
     ASSERT_TRUE(pool_->ok()) << pool_->error();
     free_before_ = HugepagesFree();
-    // QEMU (qlaunch-qemu) makes the destination's socket: a directory it may write.
+    // QEMU (the domain's leased uid) makes the destination's socket: a directory it may write,
+    // sticky as /tmp.
     sock_dir_ = tmp() / "sock";
     fs::create_directories(sock_dir_);
-    const passwd* pw = ::getpwnam("qlaunch-qemu");
-    ASSERT_NE(pw, nullptr);
-    ASSERT_EQ(::chown(sock_dir_.c_str(), pw->pw_uid, pw->pw_gid), 0);
+    ASSERT_EQ(::chmod(sock_dir_.c_str(), 01777), 0);
     uri_ = "unix:" + (sock_dir_ / "m.sock").string();
   }
 
@@ -88,6 +87,7 @@ class MigrateFailureTest : public LaunchTest {
     RunResult s = Qlaunch({"start", "--json", xml});
     EXPECT_EQ(s.exit_code, 0) << s.Describe();
     const pid_t src = nlohmann::json::parse(s.out, nullptr, false).value("pid", 0);
+  const std::string qemu_owner = QemuIdOf(src) + ":" + QemuIdOf(src);  // the domain's leased ids
     EXPECT_EQ(FillQemuMemfds(src, dom_.name, 42), 2) << "QEMU's memfds of " << dom_.name;
     RunResult d = Qlaunch({"start", "--incoming", uri_, "--json", xml}, Dest());
     EXPECT_EQ(d.exit_code, 0) << d.Describe();
@@ -202,9 +202,6 @@ TEST_F(MigrateFailureTest, ADestinationThatDiesTakesOnlyItsOwnTapAndTheImageKeep
   const fs::path image = tmp() / "shared.raw";
   std::ofstream(image) << std::string(1 << 20, '\0');
   ASSERT_EQ(::chown(image.c_str(), 0, 0), 0);
-  const passwd* pw = ::getpwnam("qlaunch-qemu");
-  ASSERT_NE(pw, nullptr);
-  const std::string qemu_owner = std::to_string(pw->pw_uid) + ":" + std::to_string(pw->pw_gid);
 
   dom_.devices_extra = "    <disk type='file' device='disk'><driver name='qemu' type='raw'/><source file='" +
                        image.string() + "'/><target dev='vda' bus='virtio'/></disk>\n"
@@ -213,6 +210,7 @@ TEST_F(MigrateFailureTest, ADestinationThatDiesTakesOnlyItsOwnTapAndTheImageKeep
   RunResult s = Qlaunch({"start", "--json", WriteDomain(dom_)});
   ASSERT_EQ(s.exit_code, 0) << s.Describe();
   const pid_t src = nlohmann::json::parse(s.out, nullptr, false).value("pid", 0);
+  const std::string qemu_owner = QemuIdOf(src) + ":" + QemuIdOf(src);  // the domain's leased ids
   const std::vector<std::string> source_tap = ports();
   ASSERT_EQ(source_tap.size(), 1u);
   EXPECT_EQ(owner(image), qemu_owner);

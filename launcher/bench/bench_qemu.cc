@@ -18,6 +18,7 @@
 #include "launcher/bench/bench_support.h"
 #include "launcher/host/qemu_spawn.h"
 #include "launcher/host/qemu_user.h"
+#include "launcher/host/uid_lease.h"
 #include "launcher/lifecycle/start/inputs.h"
 #include "launcher/lifecycle/start/preflight.h"
 #include "launcher/lifecycle/start/start.h"
@@ -135,6 +136,7 @@ class QemuStarter : public Starter {
     const numa::HostTopology host = LoadHost("");
     const qemu::QemuCaps caps = LoadCaps(PickEmulator(cfg.qemu, &def));
     user_ = ResolveQemuUser(UserOption(cfg.start_options), def);
+    LeaseQemuUser(&user_, def, dir_);  // ids of its own, as `start` gives them; held by this bench
     qemu::PlanOptions popts = DefaultPlanOptions(def.name, qemu::PreallocMode::kQemu);
     popts.qmp_socket = (dir_ / "qmp.sock").string();
     popts.memory_backing_dir = (dir_ / "ram").string();
@@ -152,6 +154,9 @@ class QemuStarter : public Starter {
     fs::create_directory(dir_);
     if ((user_.change && ::chown(dir_.c_str(), user_.uid, user_.gid) != 0) || ::chmod(dir_.c_str(), 0700) != 0)
       throw std::runtime_error("cannot give " + dir_.string() + " to " + user_.user + ": " + std::strerror(errno));
+  }
+  ~QemuStarter() override {
+    if (user_.lease) ReleaseIds(dir_);
   }
   std::string name() const override { return NameOf(kind_); }
   bool floor() const { return kind_ != Kind::kQemu; }

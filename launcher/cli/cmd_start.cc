@@ -42,7 +42,7 @@ void AddStartCommand(CLI::App& app, CommandAction* action) {
       "Plans the QEMU command line, checks the hugepage pools (a shortfall fails before anything is\n"
       "created), starts QEMU paused, lets it (or qlaunch's own NUMA-pinned preallocator, for shared\n"
       "memfd backends) preallocate guest memory, deletes the thread-contexts, resumes the guest and\n"
-      "prints where the time went. QEMU runs as an unprivileged user (qlaunch-qemu, see --user) with\n"
+      "prints where the time went. QEMU runs as a uid and gid of the domain's own (leased; see --user) with\n"
       "no capabilities, in its own cgroup where cgroup v2 allows; the files it needs are chowned to\n"
       "that user and given back when the domain goes. QEMU keeps running after qlaunch exits; its\n"
       "state lives in $QLAUNCH_STATE_DIR/NAME (default /run/qlaunch/NAME, mode 0700): pid, qmp.sock,\n"
@@ -91,7 +91,7 @@ void AddStartCommand(CLI::App& app, CommandAction* action) {
           ArgKind::kDir);
   SetKind(sub->add_option("--user", o->start.user,
                   "run QEMU as USER[:GROUP] (names or +UID:+GID; default: the domain's <seclabel type='static'\n"
-                  "model='dac'> label, else qlaunch-qemu). QEMU never keeps root's capabilities unless this names\n"
+                  "model='dac'> label, else ids of the domain's own, leased while it runs). QEMU never keeps root's capabilities unless this names\n"
                   "root, which prints a warning. Files the guest needs are chowned to it and given back afterwards."),
                           ArgKind::kUser);
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });

@@ -11,6 +11,8 @@
 #include "launcher/lifecycle/start/inputs.h"
 #include "launcher/lifecycle/start/preflight.h"
 #include "launcher/lifecycle/start/slurm_gres.h"
+#include "launcher/lifecycle/start/start_checks.h"
+#include "launcher/host/qemu_user.h"
 #include "qemu_cmd/planner.h"
 
 namespace qlaunch::launcher {
@@ -21,6 +23,17 @@ struct Options {
   std::string xml, sysfs, qemu, caps_file;
   bool strict = false, gres = false;
 };
+
+// A DAC <seclabel> naming a user that a running domain runs as too: start will share it, and warn.
+void SharedSeclabelWarnings(const domain::DomainDef& def, std::vector<Diagnostic>* problems) {
+  if (!def.seclabel.present || def.seclabel.type != "static" || def.seclabel.label.empty()) return;
+  try {
+    const QemuUser user = ResolveQemuUser("", def);
+    for (const std::string& other : DomainsRunningAs(StateDir(), def.name, user.user + ":" + user.group))
+      problems->push_back({Severity::kWarning, def.file, def.seclabel.line, "seclabel", SharedUserWarning(other, user.user + ":" + user.group)});
+  } catch (const std::exception&) {  // a user that does not exist: start's error, not validate's business here
+  }
+}
 
 int Run(const Options& o) {
   std::vector<Diagnostic> problems;
@@ -36,6 +49,7 @@ int Run(const Options& o) {
     return 1;
   }
   problems = def.warnings;
+  SharedSeclabelWarnings(def, &problems);
   auto semantic = domain::ValidateDomain(def);
   problems.insert(problems.end(), semantic.begin(), semantic.end());
   if (!HasErrors(semantic)) {

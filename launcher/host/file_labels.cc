@@ -5,6 +5,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +16,7 @@
 
 #include "launcher/host/disk_backing.h"
 #include "launcher/host/state_dir.h"
+#include "launcher/host/uid_lease.h"
 
 namespace qlaunch::launcher {
 
@@ -133,6 +135,26 @@ void Forget(const std::string& path) {
 
 std::string Flags(bool write) { return write ? "read-write" : "read-only"; }
 
+// A file that a domain of another uid holds: its original owner, a group leased for the file
+// (held by the file for as long as it has that group), group read (and write for a writer).
+// Returns the group for QEMU's supplementary groups.
+gid_t ShareFile(const LabelTarget& t, const std::string& path, const struct stat& st, const Remembered& m,
+                const fs::path& domain_dir) {
+  const std::string key = "file:" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+  const gid_t g = static_cast<gid_t>(LeaseId(key, path));
+  const mode_t mode = (st.st_gid == g ? st.st_mode & 07777 : (m.mode & 07707) | 0040) | (t.write ? 0020 : 0);
+  if (::chown(path.c_str(), m.uid, g) != 0 || ::chmod(path.c_str(), mode) != 0) {
+    const int err = errno;
+    ReleaseId(g, path);
+    Fail(t, "cannot give " + t.path + " to a group shared by the domains that use it: " + std::strerror(err));
+  }
+  SettleHolds(path);  // held by the file's group from now on
+  DomainLease lease = ReadDomainLease(domain_dir).value_or(DomainLease{});
+  lease.file_groups.push_back(g);
+  WriteDomainLease(domain_dir, lease);
+  return g;
+}
+
 }  // namespace
 
 std::vector<LabelTarget> LabelTargets(const domain::DomainDef& def) {
@@ -162,7 +184,8 @@ std::vector<LabelTarget> LabelTargets(const domain::DomainDef& def) {
   return out;
 }
 
-void RelabelForQemu(const std::vector<LabelTarget>& targets, const QemuUser& user, const fs::path& domain_dir) {
+void RelabelForQemu(const std::vector<LabelTarget>& targets, const QemuUser& user, const fs::path& domain_dir,
+                    std::vector<gid_t>* groups) {
   std::vector<Record> records = ReadRecords(domain_dir);
   const bool chown_them = user.change && user.relabel;
   for (const LabelTarget& t : targets) {
@@ -185,19 +208,25 @@ void RelabelForQemu(const std::vector<LabelTarget>& targets, const QemuUser& use
       if (!mine) {
         // Shared with a running domain (on this state root, another, or another host): the owner
         // to give back is the one it recorded, not the current one (already QEMU's user).
-        if (auto m = ReadRemembered(r.path)) {
+        std::optional<Remembered> m = ReadRemembered(r.path);
+        if (m) {
           r.uid = m->uid, r.gid = m->gid, r.mode = m->mode;
           ++m->refs;
           WriteRemembered(r.path, *m);
+        } else if (const std::optional<Record> other = RecordedElsewhere(domain_dir, r.dev, r.ino)) {
+          r = *other;  // recorded before the file kept its owner: the records decide
         } else {
-          const std::optional<Record> other = RecordedElsewhere(domain_dir, r.dev, r.ino);
-          if (other) r = *other;  // recorded before the file kept its owner: the records decide
-          else WriteRemembered(r.path, {r.uid, r.gid, r.mode, 1});
+          WriteRemembered(r.path, {r.uid, r.gid, r.mode, 1});
         }
         records.push_back(r);
         WriteRecords(domain_dir, records);  // before the chown: a SIGKILL now still restores
+        // Held by another uid (a domain of its own ids; not the other end of this domain's migration).
+        if (m && st.st_uid != user.uid && user.lease && groups) groups->push_back(ShareFile(t, r.path, st, *m, domain_dir));
       }
-      if ((st.st_uid != user.uid || st.st_gid != user.gid) && ::chown(t.path.c_str(), user.uid, user.gid) != 0) {
+      struct stat now {};
+      const bool shared = groups && ::stat(t.path.c_str(), &now) == 0 &&
+                          std::find(groups->begin(), groups->end(), now.st_gid) != groups->end() && now.st_gid != user.gid;
+      if (!shared && (st.st_uid != user.uid || st.st_gid != user.gid) && ::chown(t.path.c_str(), user.uid, user.gid) != 0) {
         int err = errno;
         // A read-only filesystem or one that refuses chown is fine if QEMU can open it anyway.
         if (OpenErrorAs(user, t.path, t.write ? O_RDWR : O_RDONLY) != 0)
@@ -234,6 +263,8 @@ void Restore(const fs::path& domain_dir, const Record& r) {
   }
   (void)!::chown(r.path.c_str(), r.uid, r.gid);
   (void)!::chmod(r.path.c_str(), r.mode);
+  // The last user of a file shared by domains of their own ids: its shared group is free again.
+  if (st.st_gid != r.gid && IdLeased(st.st_gid)) ReleaseId(st.st_gid, r.path);
 }
 
 }  // namespace

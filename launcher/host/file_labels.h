@@ -2,7 +2,8 @@
 // dynamic_ownership, for qlaunch.
 //
 // At start (under the state root's lock), each file the guest uses (disk and cdrom images,
-// kernel, initrd, NVDIMM backing, serial/console log files) is chowned to QEMU's user. Its
+// kernel, initrd, NVDIMM backing, serial/console log files) is chowned to QEMU's user (the
+// domain's own leased uid by default). Its
 // original owner, group and mode are recorded first in <state>/<name>/labels.json, so whoever
 // removes the domain's state dir (destroy, a failed start, the next qlaunch command after a
 // SIGKILLed qlaunch or QEMU: all of them go through RemoveDomainDir, under the lock) puts them
@@ -40,8 +41,13 @@ std::vector<LabelTarget> LabelTargets(const domain::DomainDef& def);
 // user, or stays unreachable for it (e.g. a parent directory it cannot search). What was
 // changed before the error stays recorded: removing the domain dir restores it. Call with the
 // state root locked.
+//
+// A file that a domain with another uid uses already (a read-only image two domains share) goes
+// to its original owner and a shared group leased for the file (uid_lease.h), group-readable
+// (and writable only if this domain writes it), and keeps that label until its last user goes;
+// the group is added to `groups` (QEMU's supplementary groups) and to <domain_dir>/lease.
 void RelabelForQemu(const std::vector<LabelTarget>& targets, const QemuUser& user,
-                    const std::filesystem::path& domain_dir);
+                    const std::filesystem::path& domain_dir, std::vector<gid_t>* groups = nullptr);
 
 // Restores every file recorded in <domain_dir>/labels.json that no other domain dir beside it
 // records too, and only while it is still the same file (device and inode). Best effort: a

@@ -22,6 +22,8 @@
 
 namespace qlaunch::launcher {
 
+struct MountNamespacePlan;  // qemu_mounts.h
+
 // The lowest fd number n >= from such that n .. n+count-1 are all unused in this process.
 int FreeFdBlock(int from, int count);
 
@@ -75,6 +77,8 @@ struct SpawnSpec {
   // group) reaches the supervisor alone, which shuts the guest down over QMP. QEMU still ends by
   // QMP quit or SIGKILL.
   bool block_stop_signals = false;
+  // A mount namespace of its own (qemu_mounts.h), entered before the privilege drop; null: ours.
+  const MountNamespacePlan* mounts = nullptr;
   // Always: RLIMIT_NOFILE's soft limit raised to its hard limit, PR_SET_NO_NEW_PRIVS.
 };
 

@@ -15,6 +15,8 @@
 #include <cstdlib>
 
 #include "common/diagnostic.h"
+#include "launcher/host/state_dir.h"
+#include "launcher/host/uid_lease.h"
 
 namespace qlaunch::launcher {
 
@@ -79,6 +81,11 @@ QemuUser ResolveQemuUser(const std::string& user_flag, const domain::DomainDef& 
     return u;
   }
 
+  if (u.source == "default" && IsolationOn()) {  // ids of its own, leased once the pre-flight runs
+    u.lease = u.change = true;
+    u.user = u.group = "(leased)";
+    return u;
+  }
   if (std::optional<uid_t> n = Numeric(user)) {
     u.uid = *n;
     u.user = user;
@@ -122,6 +129,39 @@ QemuUser ResolveQemuUser(const std::string& user_flag, const domain::DomainDef& 
                  "qlaunch: warning: QEMU runs as root with every capability (%s): a guest that escapes into QEMU "
                  "owns this host\n",
                  u.source.c_str());
+  return u;
+}
+
+namespace {
+
+std::vector<gid_t> LeasedGroups(gid_t gid, const std::vector<gid_t>& file_groups) {
+  std::vector<gid_t> groups{gid};
+  if (const struct group* kvm = ::getgrnam("kvm")) groups.push_back(kvm->gr_gid);
+  groups.insert(groups.end(), file_groups.begin(), file_groups.end());
+  return groups;
+}
+
+}  // namespace
+
+void LeaseQemuUser(QemuUser* u, const domain::DomainDef& def, const std::filesystem::path& domain_dir) {
+  if (!u->lease) return;
+  const uint32_t id = LeaseId("domain:" + def.name + ":" + def.uuid, domain_dir);
+  u->uid = static_cast<uid_t>(id);
+  u->gid = static_cast<gid_t>(id);
+  u->user = u->group = "+" + std::to_string(id);
+  u->groups = LeasedGroups(u->gid, {});
+}
+
+QemuUser RecordedQemuUser(const std::filesystem::path& domain_dir, const domain::DomainDef& def) {
+  std::string spec = ReadSmallFile(domain_dir / "user").value_or("");
+  while (!spec.empty() && (spec.back() == '\n' || spec.back() == ' ')) spec.pop_back();
+  const std::optional<DomainLease> lease = ReadDomainLease(domain_dir);
+  if (spec.empty() && !lease) return ResolveQemuUser("", def);
+  QemuUser u = ResolveQemuUser(spec, def);
+  if (lease && u.uid == lease->uid) {
+    u.groups = LeasedGroups(lease->gid, lease->file_groups);
+    u.source = "leased";
+  }
   return u;
 }
 

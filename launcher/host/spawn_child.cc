@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/unique_fd.h"
+#include "launcher/host/qemu_mounts.h"
 
 extern char** environ;
 
@@ -161,6 +162,8 @@ struct Child {
     if (mask->set) ::sched_setaffinity(0, mask->bytes, mask->set);
     Fds();
     Limits();
+    if (spec->mounts)
+      if (const char* failed = EnterQemuMounts(*spec->mounts)) DieBeforeExec(failed);
     DropPrivileges();
     DieWithParent();
     ::execve(argv[0], argv.data(), environ);

@@ -2,6 +2,7 @@
 
 #include "launcher/host/cgroup.h"
 #include "launcher/host/file_labels.h"
+#include "launcher/host/uid_lease.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -156,6 +157,7 @@ void RemoveDomainDir(const fs::path& dir) {
   std::error_code ec;
   fs::remove_all(dir, ec);
   if (ec && fs::exists(dir)) throw std::runtime_error("cannot remove " + dir.string() + ": " + ec.message());
+  ReleaseIds(dir);  // after the files went back and the dir is gone: nothing is left owned by its ids
 }
 
 StateDir::StateDir(fs::path root) : root_(std::move(root)) {}

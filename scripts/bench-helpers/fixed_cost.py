@@ -10,6 +10,8 @@ take itself, measured in one run, written to OUT.json:
                 `start` is done when it exits, `run` when its READY=1 arrives on $NOTIFY_SOCKET (sent once its
                 start is done): run's READY=1 - start's exit, which no self-report enters. Each domain is
                 destroyed (untimed) and its hugepages are awaited before the next run.
+  isolation     `qlaunch start --run-early` against the same with QLAUNCH_ISOLATION=off, alternating: what a domain's
+                own ids and mount namespace cost a start (isolation_cost.py).
   version       `qlaunch --version` against `/bin/true`, interleaved blocks of execs (posix_spawn + waitpid,
                 the same launch cost for both), per round the mean of each and their ratio.
 
@@ -25,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import isolation_cost
 
 
 def free_hugepages():
@@ -138,6 +142,9 @@ def targets(res):
                e["run_minus_start_median_ms"], RUN_WITHIN_MS, "ms", True),
         target("the same with `--run-early`, from outside (READY=1 and the exit come once the memory is full)",
                e["ready_minus_exit_median_ms"], RUN_WITHIN_MS, "ms", True),
+        target(f"isolation (ids of its own, mount namespace) adds at most {isolation_cost.ISOLATION_WITHIN_MS} ms to "
+               f"`start --run-early`'s time to running (on − off, {res['isolation']['rounds']} alternating rounds)",
+               res["isolation"]["median_diff_ms"]["running"], isolation_cost.ISOLATION_WITHIN_MS, "ms", True),
         target(f"`qlaunch --version` ≤ {VERSION_RATIO:g} × `/bin/true` (per exec: "
                f"{statistics.median(v['qlaunch_ms']):.2f} against {statistics.median(v['true_ms']):.2f} ms)",
                v["ratio_median"], VERSION_RATIO, "ratio"),
@@ -205,6 +212,8 @@ def main():
             into["ready_minus_exit_ms"].append(round(ready_ms - exit_ms, 3))
         into["run_minus_start_median_ms"] = statistics.median(into["run_minus_start_ms"])
         into["ready_minus_exit_median_ms"] = statistics.median(into["ready_minus_exit_ms"])
+
+    res["isolation"] = isolation_cost.measure(qlaunch, xml, name, env, rounds)
 
     devnull = os.open(os.devnull, os.O_WRONLY)
     saved = os.dup(1)

@@ -16,8 +16,8 @@ migrate_check() {
   name=$1
   why=""
   before=$(free_all)
-  # QEMU, as qlaunch-qemu, makes the destination's socket: a directory it may write.
-  mkdir -p /tmp/mig && chown qlaunch-qemu /tmp/mig
+  # QEMU, as the domain's leased uid, makes the destination's socket: a directory it may write.
+  mkdir -p /tmp/mig && chmod 1777 /tmp/mig
   uri=unix:/tmp/mig/m.sock
   qsrc start --json $LAB/start.xml >/tmp/$name.src 2>/tmp/$name.src.err || why="$why; source start: $(head -c 300 /tmp/$name.src.err | tr '\n' ' ')"
   qsrc dumpxml lab-start >/tmp/$name.live.xml 2>/tmp/$name.dump.err || why="$why; dumpxml: $(head -c 200 /tmp/$name.dump.err)"

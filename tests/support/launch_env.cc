@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "launcher/host/uid_lease.h"
 #include "launcher/lifecycle/start/preflight.h"
 #include "support/hardware.h"
 #include "support/slurp.h"
@@ -168,13 +169,26 @@ std::map<std::string, std::string> ProcStatus(pid_t pid) {
   return out;
 }
 
+std::string QemuIdOf(pid_t pid) {
+  std::istringstream uid(ProcStatus(pid)["Uid"]);
+  std::string first;
+  uid >> first;
+  return first;
+}
+
 void ExpectUnprivileged(pid_t pid) {
   std::map<std::string, std::string> st = ProcStatus(pid);
-  const passwd* pw = ::getpwnam("qlaunch-qemu");
-  ASSERT_NE(pw, nullptr) << "the qlaunch-qemu user is missing (scripts/setup creates it)";
-  const std::string uid = std::to_string(pw->pw_uid), gid = std::to_string(pw->pw_gid);
-  EXPECT_EQ(st["Uid"], uid + "\t" + uid + "\t" + uid + "\t" + uid) << "QEMU pid " << pid;
-  EXPECT_EQ(st["Gid"], gid + "\t" + gid + "\t" + gid + "\t" + gid) << "QEMU pid " << pid;
+  // Ids of the domain's own, leased from the range (launcher/host/uid_lease.h), not the shared
+  // qlaunch-qemu of QLAUNCH_ISOLATION=off; the same number as uid and gid, in all four places.
+  const std::string id = QemuIdOf(pid);
+  ASSERT_FALSE(id.empty()) << "QEMU pid " << pid;
+  const unsigned long n = std::stoul(id);
+  const launcher::IdRange range = launcher::LeaseRange();
+  EXPECT_TRUE(n >= range.first && n <= range.last) << id << " outside the lease range";
+  EXPECT_TRUE(launcher::IdLeased(static_cast<uint32_t>(n))) << id << " is not in the lease registry";
+  if (const passwd* pw = ::getpwnam("qlaunch-qemu")) EXPECT_NE(n, pw->pw_uid);
+  EXPECT_EQ(st["Uid"], id + "\t" + id + "\t" + id + "\t" + id) << "QEMU pid " << pid;
+  EXPECT_EQ(st["Gid"], id + "\t" + id + "\t" + id + "\t" + id) << "QEMU pid " << pid;
   for (const char* cap : {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"})
     EXPECT_EQ(st[cap], "0000000000000000") << cap << " of QEMU pid " << pid;
   EXPECT_EQ(st["NoNewPrivs"], "1");
@@ -274,6 +288,7 @@ void LaunchTest::ExpectNothingLeft(const std::string& name, uint64_t free_before
   for (fs::directory_iterator it(StateDir(), ec), end; !ec && it != end; it.increment(ec))
     entries.push_back(it->path().filename().string());
   EXPECT_EQ(entries, std::vector<std::string>{}) << "left in " << StateDir();
+  EXPECT_EQ(launcher::IdsHeldUnder(tmp_), std::vector<uint32_t>{}) << "uids still leased to domains of " << tmp_;
   std::vector<pid_t> children = LiveChildren();  // a killed one may take a moment to exit
   for (int i = 0; i < 200 && !children.empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -366,10 +381,15 @@ void LaunchTest::StartListDestroy(const std::string& qemu, const std::vector<std
 
   RunResult list = Qlaunch({"list", "--json"});
   ASSERT_EQ(list.exit_code, 0) << list.Describe();
-  EXPECT_EQ(nlohmann::json::parse(list.out),
-            nlohmann::json::parse(R"([{"name":")" + d.name + R"(","pid":)" + std::to_string(pid) +
-                                  R"(,"state":"running","memory_bytes":)" + std::to_string(d.Bytes()) +
-                                  R"(,"vcpus":)" + std::to_string(d.cells) + R"(,"graphics":[],"interfaces":[])" + "}]"));
+  nlohmann::json want_list = nlohmann::json::parse(
+      R"([{"name":")" + d.name + R"(","pid":)" + std::to_string(pid) + R"(,"state":"running","memory_bytes":)" +
+      std::to_string(d.Bytes()) + R"(,"vcpus":)" + std::to_string(d.cells) + R"(,"graphics":[],"interfaces":[])" + "}]");
+  // Its ids, leased to it, and the mount namespace of its own (a root qlaunch gives both).
+  const unsigned long qemu_id = std::stoul(QemuIdOf(pid));
+  want_list[0]["uid"] = want_list[0]["gid"] = qemu_id;
+  want_list[0]["leased"] = ::geteuid() == 0;
+  want_list[0]["namespaces"] = ::geteuid() == 0 ? nlohmann::json::array({"mnt"}) : nlohmann::json::array();
+  EXPECT_EQ(nlohmann::json::parse(list.out), want_list);
 
   // dominfo: what it runs as and where its memory sits: all of it on node 0, on both paths.
   RunResult info = Qlaunch({"dominfo", "--json", d.name});
@@ -383,7 +403,11 @@ void LaunchTest::StartListDestroy(const std::string& qemu, const std::vector<std
   EXPECT_EQ(di["page_sizes"], nlohmann::json::array({DefaultHugepageBytes()}));
   EXPECT_EQ(di["planned_by_node"], nlohmann::json({{"0", d.Bytes()}})) << di.dump();
   if (::geteuid() == 0) {
-    EXPECT_EQ(di["user"], "qlaunch-qemu:qlaunch-qemu");
+    const std::string id = QemuIdOf(pid);
+    EXPECT_EQ(di["user"], "+" + id + ":+" + id);
+    EXPECT_EQ(di["uid"], std::stoul(id));
+    EXPECT_EQ(di["gid"], std::stoul(id));
+    EXPECT_EQ(di["leased"], true);
   }
   // Every page of the guest's memory, on node 0 (one node here), whoever filled it: QEMU (its
   // page tables hold them all) or qlaunch (read from the memfds, the guest having touched only

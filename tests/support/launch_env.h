@@ -49,9 +49,11 @@ bool KvmWorks();
 
 // The fields of /proc/PID/status ("Uid" -> "999\t999\t999\t999", ...).
 std::map<std::string, std::string> ProcStatus(pid_t pid);
-// QEMU runs as qlaunch-qemu (real, effective, saved and fs ids), in group kvm, with every
-// capability set empty, no_new_privs and a seccomp filter (-sandbox).
+// QEMU runs as ids of its domain's own, leased (real, effective, saved and fs ids; uid = gid),
+// in group kvm, with every capability set empty, no_new_privs and a seccomp filter (-sandbox).
 void ExpectUnprivileged(pid_t pid);
+// The real uid of the process, as a number ("" when it is gone).
+std::string QemuIdOf(pid_t pid);
 
 // The process is gone: no /proc entry, or a zombie (exited, not yet reaped) with no thread
 // still exiting.

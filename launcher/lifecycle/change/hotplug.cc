@@ -41,12 +41,6 @@ namespace {
 
 json CallJson(const qemu::QmpCall& c) { return {{"execute", c.execute}, {"arguments", c.arguments}}; }
 
-std::string QemuUserName(const fs::path& dir) {
-  std::string user = ReadSmallFile(dir / "user").value_or("");
-  while (!user.empty() && (user.back() == '\n' || user.back() == ' ')) user.pop_back();
-  return user;
-}
-
 // The files of the device QEMU opens by path, as the start gives them to QEMU's user.
 std::vector<LabelTarget> DeviceLabelTargets(const domain::DeviceFragment& f) {
   domain::DomainDef one;
@@ -160,7 +154,7 @@ HotplugResult AttachDevice(const StateDir& state, const std::string& name, const
   if (argv.empty() || !argv[0].is_string()) throw std::runtime_error(dir.string() + "/plan.json names no emulator");
   const qemu::QemuCaps caps = LoadCaps(argv[0].get<std::string>());
   qemu::AttachPlan plan = qemu::PlanAttach(running, f, caps);
-  const QemuUser user = ResolveQemuUser(QemuUserName(dir), st.def);
+  const QemuUser user = RecordedQemuUser(dir, st.def);
 
   // The host side: the image's owner, the tap or socket. Undone below on any failure.
   HostDevice host;

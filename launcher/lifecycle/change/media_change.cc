@@ -74,13 +74,6 @@ qemu::MediaNow AskDrive(qemu::QmpClient& qmp, const std::string& device_id, std:
   Fail("QEMU has no drive for the device " + device_id + " (query-block)");
 }
 
-// The QEMU user the domain's QEMU runs as: the start's record (<dir>/user, USER:GROUP).
-QemuUser UserOf(const fs::path& dir, const domain::DomainDef& def) {
-  std::string spec = ReadSmallFile(dir / "user").value_or("");
-  while (!spec.empty() && (spec.back() == '\n' || spec.back() == ' ')) spec.pop_back();
-  return ResolveQemuUser(spec, def);
-}
-
 // The new medium: an existing regular file or block device that qlaunch can read. Returns the
 // disk type for it ("file" or "block").
 std::string CheckMedium(const std::string& path, const std::string& target) {
@@ -180,7 +173,7 @@ ChangeMediaResult ChangeMedia(const StateDir& state, const ChangeMediaOptions& o
     LabelTarget t;
     t.path = o.source;
     try {
-      state.WithLock([&] { RelabelForQemu({t}, UserOf(dir, def), dir); });
+      state.WithLock([&] { RelabelForQemu({t}, RecordedQemuUser(dir, def), dir); });
     } catch (...) {
       give_back_new();
       throw;

@@ -17,6 +17,7 @@
 #include "launcher/host/device_host.h"
 #include "launcher/host/qemu_memfds.h"
 #include "launcher/host/qemu_spawn.h"
+#include "launcher/host/qemu_mounts.h"
 #include "launcher/host/qemu_user.h"
 #include "launcher/host/qmp_listener.h"
 #include "launcher/lifecycle/change/running_def.h"
@@ -91,9 +92,7 @@ LocalSwapReport SwapQemu(const StateDir& state, const LocalSwapOptions& o) {
   if (r.emulator.empty()) throw std::runtime_error(Refused(o.name, "runs a QEMU whose binary cannot be read"));
   numa::HostTopology host = LoadHost("");
   qemu::QemuCaps caps = qemu::ProbeCaps(r.emulator);
-  std::string user_text = ReadSmallFile(dir / "user").value_or("");
-  while (!user_text.empty() && user_text.back() == '\n') user_text.pop_back();
-  const QemuUser user = ResolveQemuUser(user_text, def);
+  const QemuUser user = RecordedQemuUser(dir, def);  // the domain's uid, leased or named
   DeviceHostSide device_host(def, state.root(), user);  // decided, never made: refused if it has any
   const qemu::DeviceResources& res = device_host.resources();
   bool host_side = !res.chardev_fds.empty() || !res.graphics_ports.empty() || !res.nvram_path.empty();
@@ -141,6 +140,8 @@ LocalSwapReport SwapQemu(const StateDir& state, const LocalSwapOptions& o) {
   spec.inherit_fds = reservation.fds();
   spec.inherit_fds.push_back(listener.fd());
   if (user.change) spec.drop = DropTo{user.uid, user.gid, user.groups};
+  const std::optional<MountNamespacePlan> mounts = QemuMountsFor(def, plan.argv, dir);  // as start gives it
+  if (mounts) spec.mounts = &*mounts;
   int cgroup_fd = -1;
   if (auto cg = ReadSmallFile(dir / "cgroup")) {
     while (!cg->empty() && cg->back() == '\n') cg->pop_back();

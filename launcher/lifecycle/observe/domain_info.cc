@@ -15,6 +15,7 @@
 #include "launcher/lifecycle/change/running_def.h"
 #include "launcher/lifecycle/observe/domain_list.h"
 #include "launcher/lifecycle/observe/numa_maps.h"
+#include "launcher/host/process_identity.h"
 #include "launcher/lifecycle/session/domain_session.h"
 #include "prealloc/error.h"
 #include "prealloc/page_nodes.h"
@@ -72,6 +73,9 @@ json DomainInfo(const StateDir& state, const std::string& name) {
               {"memory_bytes", def.memory_bytes},
               {"graphics", json::array()},
               {"interfaces", json::array()}};
+  // Its ids and namespaces as the kernel has them (uid_lease.h: leased to it or named).
+  const json identity = ProcessIdentity(qemu.pid);
+  for (const auto& [key, value] : identity.items()) out[key] = value;
   // What the guest holds now: the balloon's actual (libvirt's "Used memory"); without a balloon,
   // all of it.
   out["used_memory_bytes"] =

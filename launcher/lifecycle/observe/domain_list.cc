@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "domain/parser.h"
+#include "launcher/host/process_identity.h"
 #include "launcher/lifecycle/change/running_def.h"
 #include "launcher/lifecycle/session/domain_session.h"
 
@@ -33,6 +34,7 @@ std::vector<DomainEntry> ListDomains(const StateDir& state, std::chrono::millise
     }
     e.devices = ReadDevicesJson(state, name);
     e.pid = st.qemu_alive ? st.qemu->pid : 0;
+    if (e.pid > 0) e.identity = ProcessIdentity(e.pid);
     if (st.kind == DomainStatus::Kind::kStarting) e.state = "starting";
     else if (st.kind != DomainStatus::Kind::kRunning) continue;
     else if (st.migrating) e.state = "migrating";  // `migrate` holds its QMP socket
@@ -50,6 +52,7 @@ nlohmann::json ToJson(const std::vector<DomainEntry>& domains) {
                    {"graphics", d.devices.value("graphics", nlohmann::json::array())},
                    {"interfaces", d.devices.value("interfaces", nlohmann::json::array())},
                    {"persistent", d.persistent}, {"autostart", d.autostart}});
+    for (auto& [key, value] : d.identity.items()) arr.back()[key] = value;
   }
   return arr;
 }

@@ -28,6 +28,8 @@ struct DomainEntry {
   nlohmann::json devices = nlohmann::json::object();
   bool persistent = false;  // defined (launcher/lifecycle/observe/defined_list.h)
   bool autostart = false;
+  // QEMU's uid, gid, leased, namespaces (host/process_identity.h); empty before it is spawned.
+  nlohmann::json identity = nlohmann::json::object();
 };
 
 // The state's devices.json of a domain: {"graphics": [...], "interfaces": [...]} (each absent

@@ -34,10 +34,12 @@
 #include "launcher/host/file_labels.h"
 #include "launcher/host/pool_lock.h"
 #include "launcher/host/pool_reserved.h"
+#include "launcher/host/qemu_mounts.h"
 #include "launcher/host/qemu_spawn.h"
 #include "launcher/host/qemu_user.h"
 #include "launcher/host/qmp_listener.h"
 #include "launcher/host/state_dir.h"
+#include "launcher/host/uid_lease.h"
 #include "launcher/lifecycle/start/incoming.h"
 #include "launcher/lifecycle/start/inputs.h"
 #include "launcher/lifecycle/start/migration_uri.h"
@@ -125,8 +127,7 @@ StartReport StartDomain(const StartOptions& opts) {
   report.name = def.name;
   report.lifecycle = def.lifecycle;
   CheckDomainName(def.name);
-  const QemuUser qemu_user = ResolveQemuUser(opts.user, def);
-  report.user = qemu_user.user + ":" + qemu_user.group;
+  QemuUser qemu_user = ResolveQemuUser(opts.user, def);  // a leased one gets its ids in the pre-flight
   StateDir state(opts.state_root.empty() ? DefaultStateRoot() : opts.state_root);
   const fs::path dir = state.DomainDir(def.name);
   // A start of this name killed outright (SIGKILL: no handler ran) left its entry and a paused
@@ -168,6 +169,16 @@ StartReport StartDomain(const StartOptions& opts) {
 
   // --- pre-flight ---------------------------------------------------------------------------
   RefuseIfRunning(state, def.name);
+  LeaseQemuUser(&qemu_user, def, dir);  // held from here; the claim's dir holds it once it names it
+  struct LeaseGuard {
+    const fs::path& dir;
+    bool on;
+    ~LeaseGuard() {
+      if (on) ReleaseIds(dir);
+    }
+  } lease_guard{dir, qemu_user.lease};
+  report.user = qemu_user.user + ":" + qemu_user.group;
+  if (!qemu_user.lease) WarnSharedUser(state, def.name, report.user);
   // Held from reading the free pages until this start's pages are reserved (pool_lock.h).
   // The count is free minus reserved-but-not-faulted (host/pool_reserved.h); where the kernel
   // cannot tell that per node, the lock stays until this start's pages are faulted in.
@@ -201,9 +212,13 @@ StartReport StartDomain(const StartOptions& opts) {
 
   claim.emplace(StateClaim::Acquire(state, def.name));
   claim->WriteFile("user", report.user + "\n");
+  if (qemu_user.lease) {
+    WriteDomainLease(dir, {qemu_user.uid, qemu_user.gid, {}});
+    SettleHolds(dir);
+  }
   qmp_listener.Listen(dir / "qmp.sock");
   if (events_listener) events_listener->Listen(dir / "events.sock");
-  state.WithLock([&] { RelabelForQemu(LabelTargets(def), qemu_user, dir); });
+  state.WithLock([&] { RelabelForQemu(LabelTargets(def), qemu_user, dir, &qemu_user.groups); });
   std::optional<DomainCgroup> cgroup = DomainCgroup::Create(def.name, PlanCgroupCpuset(def, plan), &report.notes);
   if (cgroup) claim->WriteFile("cgroup", cgroup->dir().string() + "\n");
   claim->WriteFile("domain.xml", xml_text ? *xml_text : ReadWholeFile(opts.domain_xml));
@@ -258,6 +273,9 @@ StartReport StartDomain(const StartOptions& opts) {
     // `run`: QEMU dies with its supervisor, however that ends, and a scheduler's SIGTERM/SIGINT to
     // the whole process tree reaches only qlaunch, which shuts the guest down (qemu_spawn.h).
     spec.die_with_parent = spec.block_stop_signals = opts.supervised;
+    // A mount namespace of its own: a private /dev, a /proc that hides other users' processes.
+    const std::optional<MountNamespacePlan> mounts = QemuMountsFor(def, plan.argv, dir);
+    if (mounts) spec.mounts = &*mounts;
     qemu_proc = QemuProcess::Spawn(spec);
     qmp_listener.Close();  // QEMU has it; if QEMU dies, our connection is reset at once
     device_host.HandedOver();
@@ -344,6 +362,7 @@ StartReport StartDomain(const StartOptions& opts) {
   interrupt.ClearActions();
   qmp.reset();
   claim->Commit();
+  lease_guard.on = false;
   device_host.Keep();
   qemu_proc->Detach();
   report.pid = qemu_proc->pid();

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -65,6 +66,28 @@ void RefuseIfRunning(const StateDir& state, const std::string& name) {
   if (fs::exists(state.DomainDir(name)) && !Accepts(StateFromStatus(st), Verb::kStart))
     throw AlreadyRunningError(name, st.qemu_alive ? st.qemu->pid : st.owner->pid,
                               st.kind == DomainStatus::Kind::kStarting && !st.qemu_alive);
+}
+
+std::vector<std::string> DomainsRunningAs(const StateDir& state, const std::string& name, const std::string& user) {
+  std::vector<std::string> out;
+  for (const std::string& other : state.Names()) {
+    if (other == name) continue;
+    std::string theirs = ReadSmallFile(state.DomainDir(other) / "user").value_or("");
+    while (!theirs.empty() && theirs.back() == '\n') theirs.pop_back();
+    if (theirs == user && PeekDomain(state, other).qemu_alive) out.push_back(other);
+  }
+  return out;
+}
+
+std::string SharedUserWarning(const std::string& other, const std::string& user) {
+  return "domain " + other + " runs as " + user +
+         " too: a guest that escapes into either QEMU reaches the other (its memory, disks and process); leave "
+         "--user and <seclabel> out for ids of its own";
+}
+
+void WarnSharedUser(const StateDir& state, const std::string& name, const std::string& user) {
+  for (const std::string& other : DomainsRunningAs(state, name, user))
+    std::fprintf(stderr, "qlaunch: warning: %s\n", SharedUserWarning(other, user).c_str());
 }
 
 void CheckHostForPlan(const domain::DomainDef& def, const qemu::LaunchPlan& plan, const numa::HostTopology& host,

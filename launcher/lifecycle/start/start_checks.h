@@ -33,6 +33,14 @@ std::optional<Diagnostic> CheckMemlockLimit(const domain::DomainDef& def, const 
 // before the pool check.
 void RefuseIfRunning(const StateDir& state, const std::string& name);
 
+// The running domains of this state root, other than `name`, whose QEMU runs as `user`
+// (USER:GROUP, as <dir>/user records it): a user named (--user, <seclabel>) for two domains.
+std::vector<std::string> DomainsRunningAs(const StateDir& state, const std::string& name, const std::string& user);
+// What start and validate say about each of them: an escape into either QEMU reaches the other.
+std::string SharedUserWarning(const std::string& other, const std::string& user);
+// Prints that warning for each.
+void WarnSharedUser(const StateDir& state, const std::string& name, const std::string& user);
+
 // Every problem this host has with the plan; throws them together as one DiagnosticError (each
 // without a file naming the domain's), or returns when there is none. `reserved_pages`: the
 // pages per size reserved but not yet faulted in (host/pool_reserved.h), not free for this start.

@@ -1,4 +1,5 @@
 #include "launcher/host/state_dir.h"
+#include "launcher/host/warm_pool.h"
 
 #include "launcher/host/cgroup.h"
 #include "launcher/host/file_labels.h"
@@ -149,6 +150,7 @@ void RemoveDomainDir(const fs::path& dir) {
       fs::remove_all(line, ec);
     }
   }
+  ReleaseDomainWarmFiles(dir / "pool");  // its warm pool files are dirty now (warm_pool.h)
   if (auto cgroup = ReadSmallFile(dir / "cgroup")) {  // the domain's cgroup (launcher/host/cgroup.h)
     while (!cgroup->empty() && cgroup->back() == '\n') cgroup->pop_back();
     if (!cgroup->empty()) RemoveCgroup(*cgroup);

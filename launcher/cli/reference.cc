@@ -31,6 +31,8 @@ constexpr EnvironmentInfo kEnvironment[] = {
     {"QLAUNCH_KVM_DEVICE", "the KVM device qlaunch judges the host by (default /dev/kvm)"},
     {"NOTIFY_SOCKET", "run: where READY=1 goes once the guest runs (systemd Type=notify)"},
     {"QLAUNCH_FAULT", "testing aid: preflight, spawn, qmp, prealloc, cont or running makes start fail at that phase"},
+    {"QLAUNCH_POOL_DIR", "the warm pool's directory name under each hugetlbfs mount (default qlaunch-pool)"},
+    {"QLAUNCH_POOL_FAULT", "testing aid: clean-early, scrub-stall, trust-stale or fill-stall breaks the warm pool there"},
     {"QLAUNCH_HOTPLUG_FAULT",
      "testing aid: device_add, qemu-dies or crash makes attach-device, detach-device or change-media fail there"},
 };
@@ -47,6 +49,8 @@ constexpr FileInfo kFiles[] = {
     {"$QLAUNCH_STATE_DIR/NAME/devices.json", "taps and VNC/SPICE ports made for it"},
     {"$QLAUNCH_STATE_DIR/NAME/labels.json", "the files given to QEMU's user, to give back"},
     {"$QLAUNCH_STATE_DIR/NAME/channel/", "the sockets of channels without a path (the guest agent's)"},
+    {"$QLAUNCH_STATE_DIR/NAME/pool", "the warm pool files the domain took (dirty once it ends)"},
+    {"HUGETLBFS/qlaunch-pool/", "the warm pool (mode 0700): STATE.nNODE.BYTES.SERIAL, STATE warm, use, dirty, scrub or fill"},
     {"/var/lib/qlaunch/nvram/NAME_VARS.fd", "a UEFI domain's variables, kept across starts"},
     {"$QLAUNCH_CACHE_DIR/", "QEMU capabilities, one file per QEMU binary, renewed when the binary changes"},
 };

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -64,7 +65,7 @@ class WarmPoolTest : public LaunchTest {
       while (::waitpid(-1, nullptr, WNOHANG) > 0) {
       }
       Qlaunch({"destroy", domain_.name}, Env());
-      WaitForScrub();
+      WaitForScrub(false);
       Qlaunch({"pool", "drain"}, Env());
       std::error_code ec;
       fs::remove_all(PoolDir(), ec);
@@ -91,14 +92,16 @@ class WarmPoolTest : public LaunchTest {
     return 0;
   }
 
-  // Until no scrubber runs (reaped: we are their subreaper) and nothing is dirty.
-  void WaitForScrub() {
+  // Until no scrubber runs (reaped: we are their subreaper) and, with `clean`, nothing is dirty
+  // or being scrubbed (the scrubber destroy starts may not have exec'd yet when destroy returns).
+  void WaitForScrub(bool clean = true) {
     for (int i = 0; i < 1500; ++i) {
       while (::waitpid(-1, nullptr, WNOHANG) > 0) {
       }
-      if (LiveScrubbers().empty()) break;
+      if (LiveScrubbers().empty() && (!clean || Pages("dirty") + Pages("scrub") == 0)) return;
       std::this_thread::sleep_for(20ms);
     }
+    ADD_FAILURE() << "the scrub did not end";
   }
 
   // The one file of the pool in `state`, e.g. "use".
@@ -308,7 +311,7 @@ TEST_F(WarmPoolTest, KilledScrubberLeavesNoFileAStartTakes) {
   std::vector<pid_t> scrubbers = LiveScrubbers();
   ASSERT_EQ(scrubbers.size(), 1u);
   ::kill(scrubbers[0], SIGKILL);
-  WaitForScrub();
+  WaitForScrub(false);
 
   nlohmann::json s = StartWaiting();
   EXPECT_EQ(s["memory_sources"]["ram-node0"], "launcher") << "a start took the file a killed scrubber left";
@@ -336,12 +339,66 @@ TEST_F(WarmPoolTest, TrustingAKilledScrubbersFileIsCaught) {
   for (int i = 0; i < 1500 && !FileIn("scrub"); ++i) std::this_thread::sleep_for(20ms);
   std::this_thread::sleep_for(300ms);
   for (pid_t pid : LiveScrubbers()) ::kill(pid, SIGKILL);
-  WaitForScrub();
+  WaitForScrub(false);
   nlohmann::json s = StartWaiting("trust-stale");
   ASSERT_EQ(s["memory_sources"]["ram-node0"], "warm");
   std::optional<fs::path> again = FileIn("use");
   ASSERT_TRUE(again);
   EXPECT_GT(NonZeroBytes(*again), 0u) << "the check cannot see a half-scrubbed file handed out";
+}
+
+// Two starts racing for one warm set on a pool that holds it and 8 free pages more: one takes the
+// set (the pre-flight counts it as available: 8 free pages alone would not do), the other cannot
+// fill its 32 pages and fails in the pre-flight; never both on one file. Four rounds.
+TEST_F(WarmPoolTest, TwoStartsRaceForOneWarmSet) {
+  pool_.reset();
+  pool_.emplace(HugepagePool::Exactly(40));
+  ASSERT_TRUE(pool_->ok()) << pool_->error();
+  free_before_ = HugepagesFree();
+  SmallDomain other = domain_;
+  other.name = "warm-it2";
+  const std::string other_xml = WriteDomain(other);
+  for (int round = 0; round < 4; ++round) {
+    ASSERT_EQ(Qlaunch({"pool", "fill", "--qemu", kQemu72, xml_}, Env()).exit_code, 0);
+    ASSERT_EQ(HugepagesFree(), free_before_ - 32);
+    auto env = BaseEnv();
+    for (const auto& [k, v] : Env()) env[k] = v;
+    RunningProcess a({QlaunchBinary(), "start", "--json", "--qemu", kQemu72, xml_}, env);
+    RunningProcess b({QlaunchBinary(), "start", "--json", "--qemu", kQemu72, other_xml}, env);
+    RunResult ra = a.Wait(), rb = b.Wait();
+    ASSERT_EQ((ra.exit_code == 0) + (rb.exit_code == 0), 1) << ra.Describe() << rb.Describe();
+    const RunResult& won = ra.exit_code == 0 ? ra : rb;
+    const RunResult& lost = ra.exit_code == 0 ? rb : ra;
+    EXPECT_EQ(nlohmann::json::parse(won.out)["memory_sources"]["ram-node0"], "warm") << won.out;
+    EXPECT_EQ(lost.exit_code, 1) << lost.Describe();
+    EXPECT_NE(lost.err.find("not enough 2 MiB hugepages on host node 0"), std::string::npos) << lost.err;
+    EXPECT_EQ(Pages("in_use"), 32u);
+    EXPECT_EQ(Pages("warm"), 0u);
+    EXPECT_EQ(Qlaunch({"destroy", ra.exit_code == 0 ? domain_.name : other.name}, Env()).exit_code, 0);
+    WaitForScrub();
+    EXPECT_EQ(Pages("warm"), 32u) << "scrubbed and warm again";
+    EXPECT_EQ(Qlaunch({"pool", "drain"}, Env()).exit_code, 0);
+    EXPECT_EQ(HugepagesFree(), free_before_) << "round " << round;
+  }
+}
+
+// Two starts, a warm set for one and room to fill the other: one takes it, the other fills.
+TEST_F(WarmPoolTest, TheOtherStartFillsWhenThePoolHasRoom) {
+  SmallDomain other = domain_;
+  other.name = "warm-it2";
+  const std::string other_xml = WriteDomain(other);
+  ASSERT_EQ(Qlaunch({"pool", "fill", "--qemu", kQemu72, xml_}, Env()).exit_code, 0);
+  auto env = BaseEnv();
+  for (const auto& [k, v] : Env()) env[k] = v;
+  RunningProcess a({QlaunchBinary(), "start", "--json", "--qemu", kQemu72, xml_}, env);
+  RunningProcess b({QlaunchBinary(), "start", "--json", "--qemu", kQemu72, other_xml}, env);
+  RunResult ra = a.Wait(), rb = b.Wait();
+  ASSERT_EQ(ra.exit_code, 0) << ra.Describe();
+  ASSERT_EQ(rb.exit_code, 0) << rb.Describe();
+  std::multiset<std::string> sources{nlohmann::json::parse(ra.out)["memory_sources"]["ram-node0"],
+                                     nlohmann::json::parse(rb.out)["memory_sources"]["ram-node0"]};
+  EXPECT_EQ(sources, (std::multiset<std::string>{"warm", "launcher"}));
+  EXPECT_EQ(Qlaunch({"destroy", other.name}, Env()).exit_code, 0);
 }
 
 }  // namespace

@@ -188,6 +188,24 @@ class WarmPoolTest : public LaunchTest {
     return NonZeroBytes(*again);
   }
 
+  // A warm file taken by a running domain, patterned by the host; the domain destroyed and its
+  // scrubber (QLAUNCH_POOL_FAULT=scrub-stall: it stops half way) killed mid-scrub with SIGKILL.
+  void PatternThenKillScrubberMidway() {
+    ASSERT_EQ(Qlaunch({"pool", "fill", "--qemu", kQemu72, xml_}, Env()).exit_code, 0);
+    Start();
+    std::optional<fs::path> used = FileIn("use");
+    ASSERT_TRUE(used);
+    WritePattern(*used);
+    Destroy("scrub-stall");
+    for (int i = 0; i < 1500 && !FileIn("scrub"); ++i) std::this_thread::sleep_for(20ms);
+    ASSERT_TRUE(FileIn("scrub")) << "no scrub under way";
+    std::vector<pid_t> scrubbers;
+    for (int i = 0; i < 1500 && scrubbers.empty(); ++i, std::this_thread::sleep_for(20ms)) scrubbers = LiveScrubbers();
+    ASSERT_EQ(scrubbers.size(), 1u);
+    ::kill(scrubbers[0], SIGKILL);
+    WaitForScrub(false);
+  }
+
   SmallDomain domain_;
   std::string xml_, pool_name_, incoming_sock_;
   std::optional<HugepagePool> pool_;
@@ -205,6 +223,15 @@ TEST_F(WarmPoolTest, FillStatusDrainAccountsForEveryPage) {
   EXPECT_EQ(fs::status(PoolDir()).permissions(), fs::perms::owner_all) << "the pool directory is root's alone";
   RunResult text = Qlaunch({"pool", "status"}, Env());
   EXPECT_NE(text.out.find("128.0 MiB (2)"), std::string::npos) << text.out;
+  // The warm pages are part of the pool: capabilities shows them beside the free ones, and the
+  // Slurm GRES lines count them (the pool's total).
+  RunResult caps = Qlaunch({"capabilities", "--qemu", kQemu72}, Env());
+  EXPECT_NE(caps.out.find("2M pages " + std::to_string(HugepagesFree()) + "/" + std::to_string(HugepagesTotal()) +
+                          " free (+64 warm)"),
+            std::string::npos)
+      << caps.out;
+  RunResult gres = Qlaunch({"capabilities", "--format", "gres", "--node-name", "n1"}, Env());
+  EXPECT_NE(gres.out.find("Count=" + std::to_string(HugepagesTotal())), std::string::npos) << gres.out;
 
   RunResult drain = Qlaunch({"pool", "drain", "--json"}, Env());
   ASSERT_EQ(drain.exit_code, 0) << drain.Describe();
@@ -299,20 +326,8 @@ TEST_F(WarmPoolTest, CleanMarkBeforeScrubIsCaught) {
 // A scrubber killed mid-scrub leaves a file no start takes; it is scrubbed again (or, under the
 // trust-stale fault, handed out dirty: the check sees it).
 TEST_F(WarmPoolTest, KilledScrubberLeavesNoFileAStartTakes) {
-  ASSERT_EQ(Qlaunch({"pool", "fill", "--qemu", kQemu72, xml_}, Env()).exit_code, 0);
-  Start();
-  std::optional<fs::path> used = FileIn("use");
-  ASSERT_TRUE(used);
-  WritePattern(*used);
-  Destroy("scrub-stall");
-  for (int i = 0; i < 1500 && !FileIn("scrub"); ++i) std::this_thread::sleep_for(20ms);
-  ASSERT_TRUE(FileIn("scrub")) << "no scrub under way";
-  std::this_thread::sleep_for(300ms);  // into its stall, half zeroed
-  std::vector<pid_t> scrubbers = LiveScrubbers();
-  ASSERT_EQ(scrubbers.size(), 1u);
-  ::kill(scrubbers[0], SIGKILL);
-  WaitForScrub(false);
-
+  PatternThenKillScrubberMidway();
+  if (HasFatalFailure()) return;
   nlohmann::json s = StartWaiting();
   EXPECT_EQ(s["memory_sources"]["ram-node0"], "launcher") << "a start took the file a killed scrubber left";
   EXPECT_EQ(Pages("dirty"), 32u) << "the stale scrub file is dirty again";
@@ -330,16 +345,8 @@ TEST_F(WarmPoolTest, KilledScrubberLeavesNoFileAStartTakes) {
 }
 
 TEST_F(WarmPoolTest, TrustingAKilledScrubbersFileIsCaught) {
-  ASSERT_EQ(Qlaunch({"pool", "fill", "--qemu", kQemu72, xml_}, Env()).exit_code, 0);
-  Start();
-  std::optional<fs::path> used = FileIn("use");
-  ASSERT_TRUE(used);
-  WritePattern(*used);
-  Destroy("scrub-stall");
-  for (int i = 0; i < 1500 && !FileIn("scrub"); ++i) std::this_thread::sleep_for(20ms);
-  std::this_thread::sleep_for(300ms);
-  for (pid_t pid : LiveScrubbers()) ::kill(pid, SIGKILL);
-  WaitForScrub(false);
+  PatternThenKillScrubberMidway();
+  if (HasFatalFailure()) return;
   nlohmann::json s = StartWaiting("trust-stale");
   ASSERT_EQ(s["memory_sources"]["ram-node0"], "warm");
   std::optional<fs::path> again = FileIn("use");

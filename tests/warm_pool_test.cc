@@ -408,5 +408,34 @@ TEST_F(WarmPoolTest, TheOtherStartFillsWhenThePoolHasRoom) {
   EXPECT_EQ(Qlaunch({"destroy", other.name}, Env()).exit_code, 0);
 }
 
+// attach-device of a DIMM takes a warm file of its shape (nothing filled: "prealloc": "warm"); the
+// domain's end makes it dirty and the scrub warm again.
+TEST_F(WarmPoolTest, DimmAttachTakesAWarmFile) {
+  ASSERT_EQ(Qlaunch({"pool", "fill", "--qemu", kQemu72, xml_}, Env()).exit_code, 0);  // 64 MiB on node 0
+  const fs::path xml = tmp() / "dimm-dom.xml";
+  std::ofstream(xml) << "<domain type='qemu'>\n  <name>" << domain_.name << "</name>\n"
+                     << "  <maxMemory slots='2' unit='MiB'>1024</maxMemory>\n  <memory unit='MiB'>128</memory>\n"
+                     << "  <memoryBacking><hugepages/><source type='memfd'/><access mode='shared'/></memoryBacking>\n"
+                     << "  <vcpu>1</vcpu>\n  <features><acpi/></features>\n"
+                     << "  <os><type arch='x86_64' machine='pc'>hvm</type></os>\n"
+                     << "  <cpu><numa><cell id='0' cpus='0' memory='128' unit='MiB'/></numa></cpu>\n"
+                     << "  <devices><emulator>" << kQemu72 << "</emulator><memballoon model='none'/></devices>\n"
+                     << "</domain>\n";
+  RunResult started = Qlaunch({"start", "--json", xml.string()}, Env());
+  ASSERT_EQ(started.exit_code, 0) << started.Describe();
+  EXPECT_EQ(nlohmann::json::parse(started.out)["memory_sources"]["ram-node0"], "launcher") << "128 MiB: no match";
+  const fs::path dimm = tmp() / "dimm.xml";
+  std::ofstream(dimm) << "<memory model='dimm'>\n  <target><size unit='MiB'>64</size><node>0</node></target>\n</memory>\n";
+  RunResult attached = Qlaunch({"attach-device", "--json", domain_.name, dimm.string()}, Env());
+  ASSERT_EQ(attached.exit_code, 0) << attached.Describe();
+  EXPECT_EQ(nlohmann::json::parse(attached.out)["prealloc"], "warm") << attached.out;
+  EXPECT_EQ(Pages("in_use"), 32u);
+  EXPECT_EQ(Pages("warm"), 0u);
+  Destroy();
+  WaitForScrub();
+  EXPECT_EQ(Pages("warm"), 32u);
+  EXPECT_EQ(Pages("in_use"), 0u);
+}
+
 }  // namespace
 }  // namespace qlaunch::testing

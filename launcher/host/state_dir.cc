@@ -150,7 +150,14 @@ void RemoveDomainDir(const fs::path& dir) {
       fs::remove_all(line, ec);
     }
   }
-  ReleaseDomainWarmFiles(dir / "pool");  // its warm pool files are dirty now (warm_pool.h)
+  // Its warm pool files are dirty now (warm_pool.h): those of its start ("pool") and of DIMMs
+  // attached since ("pool.<backend id>").
+  {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (const std::string n = e.path().filename().string(); n == "pool" || n.starts_with("pool."))
+        ReleaseDomainWarmFiles(e.path());
+  }
   if (auto cgroup = ReadSmallFile(dir / "cgroup")) {  // the domain's cgroup (launcher/host/cgroup.h)
     while (!cgroup->empty() && cgroup->back() == '\n') cgroup->pop_back();
     if (!cgroup->empty()) RemoveCgroup(*cgroup);

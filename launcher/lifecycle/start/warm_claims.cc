@@ -18,24 +18,33 @@ std::optional<WarmShape> ShapeOf(const qemu::MemoryBackend& b, const numa::HostT
   return std::nullopt;
 }
 
+std::optional<HeldFile> ClaimWarmFile(const qemu::MemoryBackend& b, const numa::HostTopology& host,
+                                      std::optional<std::pair<uid_t, gid_t>> owner) {
+  const auto shape = ShapeOf(b, host);
+  if (!shape) return std::nullopt;
+  const auto dirs = PoolDirs(host);
+  const auto dir = dirs.find(shape->page_bytes);
+  if (dir == dirs.end()) return std::nullopt;
+  std::optional<HeldFile> f = PoolDir(dir->second).Claim(shape->node, shape->bytes);
+  if (!f) return std::nullopt;
+  // QEMU opens /proc/self/fd/N again, as its own user: the file is its for as long as it runs.
+  if ((owner && ::fchown(f->fd.get(), owner->first, owner->second) != 0) || ::fchmod(f->fd.get(), 0600) != 0) {
+    const std::string error = "cannot give " + f->path.string() + " to QEMU's user: " + std::strerror(errno);
+    ::fchown(f->fd.get(), 0, 0);
+    PoolDir(dir->second).MarkWarm(&*f);  // nobody opened it: still clean
+    throw std::runtime_error(error);
+  }
+  return f;
+}
+
 WarmClaims WarmClaims::Take(const qemu::LaunchPlan& plan, const numa::HostTopology& host, const QemuUser& user) {
   WarmClaims c;
-  const auto dirs = PoolDirs(host);
+  std::optional<std::pair<uid_t, gid_t>> owner;
+  if (user.change) owner.emplace(user.uid, user.gid);
   for (const auto& b : plan.backends) {
-    const auto shape = ShapeOf(b, host);
-    if (!shape) continue;
-    const auto dir = dirs.find(shape->page_bytes);
-    if (dir == dirs.end()) continue;
-    std::optional<HeldFile> f = PoolDir(dir->second).Claim(shape->node, shape->bytes);
+    std::optional<HeldFile> f = ClaimWarmFile(b, host, owner);
     if (!f) continue;
-    // QEMU opens /proc/self/fd/N again, as its own user: the file is its for as long as it runs.
-    if ((user.change && ::fchown(f->fd.get(), user.uid, user.gid) != 0) || ::fchmod(f->fd.get(), 0600) != 0) {
-      const int err = errno;
-      c.files_.emplace(b.id, std::move(*f));
-      throw std::runtime_error("cannot give " + c.files_.at(b.id).path.string() + " to " + user.user + ": " +
-                               std::strerror(err));
-    }
-    c.page_bytes_[b.id] = shape->page_bytes;
+    c.page_bytes_[b.id] = b.page_size_bytes;
     c.files_.emplace(b.id, std::move(*f));
   }
   return c;

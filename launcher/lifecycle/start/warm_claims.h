@@ -9,6 +9,8 @@
 // After it, the domain's end makes them dirty (host/state_dir.cc, RemoveDomainDir).
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -31,6 +33,11 @@ struct WarmShape {
   uint64_t bytes = 0;
 };
 std::optional<WarmShape> ShapeOf(const qemu::MemoryBackend& b, const numa::HostTopology& host);
+
+// The warm file for one backend (ShapeOf), in state use, given to `owner` (uid, gid; nullopt:
+// left root's) with mode 0600; nullopt when none matches. For attach-device of a DIMM.
+std::optional<HeldFile> ClaimWarmFile(const qemu::MemoryBackend& b, const numa::HostTopology& host,
+                                      std::optional<std::pair<uid_t, gid_t>> owner);
 
 class WarmClaims {
  public:

@@ -163,9 +163,19 @@ ScrubResult ScrubPool(const numa::HostTopology& host, const std::atomic<bool>* s
   ScrubResult result;
   for (const auto& [page, path] : PoolDirs(host)) {
     PoolDir dir(path);
+    int held_waits = 0;
     while (!(stop && stop->load())) {
       std::optional<HeldFile> f = dir.TakeDirty();
-      if (!f) break;
+      if (!f) {
+        // A dirty file some process still holds (a QEMU unmaps a detached DIMM a moment after
+        // object-del, and exits a moment after destroy): waited for up to 10 s, then left dirty
+        // for the next scrub.
+        bool held = false;
+        for (const WarmEntry& e : dir.List()) held |= e.name.state == WarmState::kDirty;
+        if (!held || ++held_waits > 100) break;
+        ::usleep(100000);
+        continue;
+      }
       if (PoolFault("clean-early")) {  // the clean mark before the scrub: what must never be
         dir.MarkWarm(&*f);
         return result;

@@ -17,6 +17,10 @@
 #include <fstream>
 #include <set>
 #include <stdexcept>
+#include <string_view>
+#include <vector>
+
+extern char** environ;
 
 namespace qlaunch::launcher {
 
@@ -271,7 +275,7 @@ std::vector<WarmEntry> PoolDir::Drain() const {
 void ReleaseDomainWarmFiles(const fs::path& list_file) {
   std::ifstream in(list_file);
   if (!in) return;
-  bool dirty = false;
+  std::set<std::string> dirty_dirs;  // the pools' directory names, for the scrubber
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
@@ -288,18 +292,26 @@ void ReleaseDomainWarmFiles(const fs::path& list_file) {
     try {
       Rename(&e, WarmState::kDirty);
       ::chown(e.path.c_str(), 0, 0);  // QEMU's user had it; root's again, like the directory
-      dirty = true;
+      dirty_dirs.insert(p.parent_path().filename().string());
     } catch (const std::exception&) {
       // left in use: `pool status` shows it, `pool drain` says so
     }
   }
-  if (dirty) StartScrubber();
+  for (const std::string& name : dirty_dirs) StartScrubber(name);
 }
 
-void StartScrubber() {
+void StartScrubber(const std::string& pool_dir_name) {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec || exe.filename().string().ends_with("_test")) return;  // a test binary: `pool scrub` is run by hand
+  // Its environment is ours, with the pool named: the files' own, whatever this process was told.
+  std::vector<std::string> env_strings;
+  for (char** e = environ; e && *e; ++e)
+    if (!std::string_view(*e).starts_with(std::string(kPoolDirEnv) + "=")) env_strings.emplace_back(*e);
+  if (!pool_dir_name.empty()) env_strings.push_back(std::string(kPoolDirEnv) + "=" + pool_dir_name);
+  std::vector<char*> envp;
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
   const pid_t child = ::fork();
   if (child < 0) return;  // the files stay dirty: the next `pool scrub` or `pool fill` takes them
   if (child == 0) {
@@ -314,7 +326,7 @@ void StartScrubber() {
     sched_param sp{};
     ::sched_setscheduler(0, SCHED_IDLE, &sp);
     ::setpriority(PRIO_PROCESS, 0, 19);
-    ::execl(exe.c_str(), "qlaunch", "pool", "scrub", static_cast<char*>(nullptr));
+    ::execle(exe.c_str(), "qlaunch", "pool", "scrub", static_cast<char*>(nullptr), envp.data());
     ::_exit(127);
   }
   int status = 0;

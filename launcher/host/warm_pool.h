@@ -110,7 +110,8 @@ class PoolDir {
 void ReleaseDomainWarmFiles(const std::filesystem::path& list_file);
 
 // Starts `qlaunch pool scrub` detached (its own session, SCHED_IDLE, nice 19, stdio on
-// /dev/null), from this process's own binary; nothing when that binary is a test binary.
-void StartScrubber();
+// /dev/null) on the pool directory of that name ("": $QLAUNCH_POOL_DIR's), from this process's
+// own binary; nothing when that binary is a test binary.
+void StartScrubber(const std::string& pool_dir_name = "");
 
 }  // namespace qlaunch::launcher

@@ -52,6 +52,16 @@ Memfd Memfd::Create(const std::string& name, uint64_t size_bytes, uint64_t page_
   return m;
 }
 
+Memfd Memfd::Adopt(int fd, const std::string& name, uint64_t size_bytes, uint64_t page_bytes) {
+  Memfd m;
+  m.fd_ = fd;
+  m.size_ = size_bytes;
+  m.page_bytes_ = page_bytes ? page_bytes : BasePageBytes();
+  m.hugetlb_ = m.page_bytes_ != BasePageBytes();
+  m.name_ = name;
+  return m;
+}
+
 Memfd::Memfd(Memfd&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
       size_(other.size_),

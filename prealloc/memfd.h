@@ -15,6 +15,9 @@ class Memfd {
   // (a power of two the kernel supports). size_bytes must be a positive multiple of it.
   // Throws PreallocError naming the page size ("no hugetlbfs support for 1 GiB pages ...").
   static Memfd Create(const std::string& name, uint64_t size_bytes, uint64_t page_bytes);
+  // Takes ownership of `fd`, an open file of that size on hugetlbfs pages of page_bytes (a file of
+  // the warm pool, launcher/host/warm_pool.h), so that it maps and populates as a memfd does.
+  static Memfd Adopt(int fd, const std::string& name, uint64_t size_bytes, uint64_t page_bytes);
 
   Memfd(Memfd&& other) noexcept;
   Memfd& operator=(Memfd&& other) noexcept;

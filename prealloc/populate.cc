@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cerrno>
 #include <condition_variable>
 #include <latch>
@@ -171,7 +172,10 @@ void Engine::RunSlot(Slot& slot) {
     std::optional<Chunk> c = r.Next(slot.home);
     if (!c) break;
     std::byte* addr = spec.memory.data() + c->offset;
-    if (method == PopulateMethod::kTouch) {
+    if (method == PopulateMethod::kZero) {
+      std::memset(addr, 0, c->length);
+      r.done.fetch_add(c->length, std::memory_order_relaxed);
+    } else if (method == PopulateMethod::kTouch) {
       size_t done = TouchPages(addr, c->length, spec.page_bytes);
       r.done.fetch_add(done, std::memory_order_relaxed);
       if (done < c->length) {
@@ -246,6 +250,7 @@ const char* ToString(PopulateMethod method) {
     case PopulateMethod::kAuto: return "auto";
     case PopulateMethod::kMadvise: return "madvise";
     case PopulateMethod::kTouch: return "touch";
+    case PopulateMethod::kZero: return "zero";
   }
   return "?";
 }

@@ -34,6 +34,8 @@ enum class PopulateMethod {
   kAuto,     // MADV_POPULATE_WRITE when the kernel has it, else kTouch
   kMadvise,  // MADV_POPULATE_WRITE; an error when the kernel lacks it
   kTouch,    // write one byte per page
+  kZero,     // write zeros over every byte of pages already there (the warm pool's scrub: a page
+             // a guest wrote to is zero again, on the node it was put on)
 };
 
 // bytes_done and bytes_total over all regions.

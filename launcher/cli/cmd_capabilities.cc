@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
 #include "launcher/cli/usage_error.h"
+#include "launcher/host/warm_pool.h"
 #include "launcher/lifecycle/start/inputs.h"
 #include "launcher/lifecycle/start/slurm_gres.h"
 #include "numa/host_json.h"
@@ -58,15 +60,29 @@ std::string Bytes(uint64_t b) {
   return buf;
 }
 
-void PrintHost(const numa::HostTopology& host) {
+// (node, page size) -> pages held warm by the warm pool (warm_pool.h): part of the pool, taken by
+// a start of that shape as if free. Only the real /sys has one.
+std::map<std::pair<unsigned, uint64_t>, uint64_t> WarmPages(const numa::HostTopology& host, bool real) {
+  std::map<std::pair<unsigned, uint64_t>, uint64_t> out;
+  if (!real) return out;
+  for (const auto& [page, path] : PoolDirs(host))
+    for (const WarmEntry& e : PoolDir(path).List())
+      if (e.name.state == WarmState::kWarm) out[{e.name.node, page}] += e.name.bytes / page;
+  return out;
+}
+
+void PrintHost(const numa::HostTopology& host, const std::map<std::pair<unsigned, uint64_t>, uint64_t>& warm) {
   std::printf("host (%s): %zu NUMA node(s), usable CPUs %s\n", host.root.c_str(), host.nodes.size(),
               host.usable_cpus.ToString().c_str());
   for (const auto& n : host.nodes) {
     std::printf("  node %u: cpus %s, memory %s", n.id, n.HasCpus() ? n.cpus.ToString().c_str() : "(none: CPU-less)",
                 n.memory_bytes ? Bytes(n.memory_bytes).c_str() : "unknown");
-    for (const auto& [size, pool] : n.hugepages)
+    for (const auto& [size, pool] : n.hugepages) {
       std::printf(", %s pages %llu/%llu free", Bytes(size).c_str(), (unsigned long long)pool.free,
                   (unsigned long long)pool.total);
+      if (auto it = warm.find({n.id, size}); it != warm.end() && it->second)
+        std::printf(" (+%llu warm)", (unsigned long long)it->second);
+    }
     if (!n.distances.empty()) {
       std::printf(", distances");
       for (const auto& [to, d] : n.distances) std::printf(" %u:%u", to, d);
@@ -81,6 +97,10 @@ int Run(const Options& o) {
   numa::HostTopology host = LoadHost(o.sysfs);
   nlohmann::json out;
   out["host"] = numa::HostToJson(host);
+  const auto warm = WarmPages(host, o.sysfs.empty());
+  nlohmann::json warm_json = nlohmann::json::array();
+  for (const auto& [key, pages] : warm) warm_json.push_back({{"node", key.first}, {"page_bytes", key.second}, {"pages", pages}});
+  out["warm_pool"] = warm_json;
   std::string emulator = PickEmulator(o.qemu, nullptr);
   std::string qemu_error;
   try {
@@ -93,7 +113,7 @@ int Run(const Options& o) {
   if (o.json || o.format == "json") {
     std::cout << out.dump(2) << "\n";
   } else {
-    PrintHost(host);
+    PrintHost(host, warm);
     if (qemu_error.empty()) {
       const auto& q = out["qemu"];
       std::printf("qemu %s: version %d.%d.%d\n", emulator.c_str(), q["version"]["major"].get<int>(),

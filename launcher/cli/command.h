@@ -44,6 +44,7 @@ void AddRestoreCommand(CLI::App& app, CommandAction* action);     // cmd_restore
 void AddRunCommand(CLI::App& app, CommandAction* action);
 void AddConsoleCommand(CLI::App& app, CommandAction* action);
 void AddBenchCommand(CLI::App& app, CommandAction* action);
+void AddPoolCommand(CLI::App& app, CommandAction* action);         // cmd_pool.cc
 void AddHelpCommand(CLI::App& app, CommandAction* action);        // cmd_help.cc
 void AddDefineCommand(CLI::App& app, CommandAction* action);      // cmd_define.cc
 void AddUndefineCommand(CLI::App& app, CommandAction* action);    // cmd_undefine.cc

@@ -48,6 +48,7 @@ constexpr VerbInfo kVerbs[] = {
     {"list", kMonitoring, "list the running domains (--all: also the defined ones shut off)", AddListCommand},
     {"bench", kHost, "time qlaunch start against virsh create and plain QEMU", AddBenchCommand},
     {"capabilities", kHost, "show the host's NUMA nodes and hugepages, and QEMU's features", AddCapabilitiesCommand},
+    {"pool", kHost, "keep hugepages filled and zeroed for the next starts (the warm pool)", AddPoolCommand},
     {"prealloc", kHost, "run qlaunch's NUMA-pinned preallocator alone", AddPreallocCommand},
     {"completion", kItself, "print the bash completion script", AddCompletionCommand},
     {"help", kItself, "print help: the commands, or one command's options", AddHelpCommand},

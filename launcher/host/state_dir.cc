@@ -1,4 +1,5 @@
 #include "launcher/host/state_dir.h"
+#include "launcher/host/warm_pool.h"
 
 #include "launcher/host/cgroup.h"
 #include "launcher/host/file_labels.h"
@@ -149,6 +150,14 @@ void RemoveDomainDir(const fs::path& dir) {
       std::error_code ec;
       fs::remove_all(line, ec);
     }
+  }
+  // Its warm pool files are dirty now (warm_pool.h): those of its start ("pool") and of DIMMs
+  // attached since ("pool.<backend id>").
+  {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (const std::string n = e.path().filename().string(); n == "pool" || n.starts_with("pool."))
+        ReleaseDomainWarmFiles(e.path());
   }
   if (auto cgroup = ReadSmallFile(dir / "cgroup")) {  // the domain's cgroup (launcher/host/cgroup.h)
     while (!cgroup->empty() && cgroup->back() == '\n') cgroup->pop_back();

@@ -38,7 +38,7 @@ def plot_start(starts, png, work):
     with open(data, "w") as f:
         for (size, cells), b in starts.items():
             f.write(f"{size} " + " ".join(str(starter(b, n) or "NaN") for n in ("qlaunch", "virsh", "qemu", "kernel")) + "\n")
-    gnuplot(f"""set terminal pngcairo size 900,520 font ",10"
+    gnuplot(f"""set terminal pngcairo noenhanced size 900,520 font ",10"
 set output '{png}'
 set title "Start latency, spawn to running (median ms), 2 MiB hugepages, shared memfd"
 set xlabel "guest memory (GiB)"; set ylabel "ms"; set key top left; set grid
@@ -82,7 +82,7 @@ def plot_prealloc(pre, png, work):
     for i, page in enumerate(pages):
         lines.append(f"'{data}' index {i} using 1:2 with linespoints lw 2 title 'qlaunch prealloc, {page} pages'")
         lines.append(f"'{data}' index {i} using 1:3 with linespoints dt 2 title 'populate_ref, {page} pages'")
-    gnuplot(f"""set terminal pngcairo size 900,520 font ",10"
+    gnuplot(f"""set terminal pngcairo noenhanced size 900,520 font ",10"
 set output '{png}'
 set title "Preallocation throughput (GiB/s, whole process) against threads"
 set xlabel "threads"; set ylabel "GiB/s"; set key bottom right; set grid; set xtics 1

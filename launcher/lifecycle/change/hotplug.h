@@ -35,7 +35,8 @@ struct HotplugResult {
   bool released = true;                // detach: the guest released it in time
   double ms = 0;                       // the QMP part
   // attach of a memory device: who filled its memory ("launcher": qlaunch, before QEMU saw it;
-  // "qemu": inside object-add) and how long that took
+  // "qemu": inside object-add; "warm": nobody, a warm file of the pool, launcher/host/warm_pool.h)
+  // and how long that took
   std::string prealloc;
   double fill_ms = 0;
   // qlaunch's fill ("launcher"): its workers, the CPUs they were pinned to and those they were

@@ -24,6 +24,14 @@ TEST(HotplugJson, ADimmQlaunchFilledNamesItsWorkersCpus) {
     "fill_ms":12.5,"fill_threads":2,"fill_cpus":[0,1],"fill_observed_cpus":[1]})"));
 }
 
+TEST(HotplugJson, ADimmFromTheWarmPoolWasNotFilled) {
+  HotplugResult r;
+  r.element = "memory";
+  r.id = "dimm0";
+  r.prealloc = "warm";
+  EXPECT_EQ(ToJson(r), json::parse(R"({"element":"memory","alias":"dimm0","ms":0,"prealloc":"warm","fill_ms":0})"));
+}
+
 TEST(HotplugJson, QemusFillAndOtherDevicesHaveNoWorkers) {
   HotplugResult qemu;
   qemu.element = "memory";

@@ -1,5 +1,7 @@
 #include "launcher/lifecycle/change/memory_hotplug.h"
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -10,6 +12,8 @@
 #include "launcher/host/pool_lock.h"
 #include "launcher/host/pool_reserved.h"
 #include "launcher/host/qemu_memfds.h"
+#include "launcher/host/warm_pool.h"
+#include "launcher/lifecycle/start/warm_claims.h"
 #include "launcher/host/state_dir.h"
 #include "launcher/lifecycle/start/inputs.h"
 #include "launcher/lifecycle/start/preflight.h"
@@ -24,6 +28,14 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+// The uid and gid QEMU runs as (its /proc entry's owner): a warm file is given to it.
+std::optional<std::pair<uid_t, gid_t>> QemuOwner(const fs::path& dir) {
+  const std::optional<ProcessRef> qemu = ReadProcessRef(dir / "pid", dir / "pid.start");
+  struct stat st {};
+  if (!qemu || ::stat(("/proc/" + std::to_string(qemu->pid)).c_str(), &st) != 0) return std::nullopt;
+  return std::pair<uid_t, gid_t>{st.st_uid, st.st_gid};
+}
 
 double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
@@ -48,14 +60,28 @@ HotplugResult AttachMemoryDevice(const std::string& name, DomainSession& s, Runn
   const std::string where = "attach-device " + name + ": " + plan.device.id;
 
   // The pool: the pages must be free now, and stay ours while they are taken.
+  // A warm file of the pool (warm_claims.h) serves the DIMM's memory when one matches: nothing to
+  // fill, and the pre-flight counts it as available.
   std::optional<HugepagePoolLock> lock;
+  std::optional<HeldFile> warm;
+  const fs::path warm_record = st.dir / ("pool." + plan.backend.id);
   if (!plan.pool_needs.empty()) {
     lock.emplace();
     host = LoadHost("");
     const std::map<uint64_t, uint64_t> reserved = ReadReservedHugepagesConsistently(&host);
-    const std::vector<Diagnostic> problems = CheckHugepagePools(plan.pool_needs, host, reserved);
+    if (plan.backend.prealloc == qemu::PreallocBy::kLauncher) warm = ClaimWarmFile(plan.backend, host, QemuOwner(st.dir));
+    const std::vector<Diagnostic> problems =
+        CheckHugepagePools(warm ? std::vector<qemu::LaunchPlan::PoolNeed>{} : plan.pool_needs, host, reserved);
     if (!problems.empty()) throw std::runtime_error(where + ": " + problems.front().message + "; the domain is unchanged");
   }
+  if (warm) AtomicWrite(warm_record, warm->path.string() + "\n");  // the domain's end (or the detach) makes it dirty
+  auto release_warm = [&] {  // QEMU may have seen it: dirty, scrubbed in the background
+    if (!warm) return;
+    warm.reset();
+    ReleaseDomainWarmFiles(warm_record);
+    std::error_code ec;
+    fs::remove(warm_record, ec);
+  };
 
   HotplugResult r;
   r.element = f.element;
@@ -64,7 +90,9 @@ HotplugResult AttachMemoryDevice(const std::string& name, DomainSession& s, Runn
 
   // qlaunch's own fill, before QEMU sees anything.
   std::optional<prealloc::PreallocatedRegion> filled;
-  if (plan.backend.prealloc == qemu::PreallocBy::kLauncher) {
+  if (warm) {
+    r.prealloc = "warm";
+  } else if (plan.backend.prealloc == qemu::PreallocBy::kLauncher) {
     const prealloc::RegionSpec spec = LauncherRegion(plan.backend, name, host);
     const auto t0 = Clock::now();
     prealloc::PreallocResult res = prealloc::Preallocate(std::span(&spec, 1));
@@ -91,8 +119,9 @@ HotplugResult AttachMemoryDevice(const std::string& name, DomainSession& s, Runn
   bool context_added = false, backend_added = false;
   try {
     int qemu_fd = -1;
-    if (filled) {
-      const json added = s.qmp->ExecuteWithFd("add-fd", json::object(), filled->memfd.fd(), opts.qmp_timeout);
+    if (filled || warm) {
+      const json added =
+          s.qmp->ExecuteWithFd("add-fd", json::object(), warm ? warm->fd.get() : filled->memfd.fd(), opts.qmp_timeout);
       fdset = added.at("fdset-id").get<int64_t>();
       qemu_fd = added.at("fd").get<int>();
       change["undo"].push_back({{"execute", "remove-fd"}, {"arguments", {{"fdset-id", *fdset}}}});
@@ -116,6 +145,7 @@ HotplugResult AttachMemoryDevice(const std::string& name, DomainSession& s, Runn
     if (backend_added) Quietly(*s.qmp, "object-del", {{"id", plan.backend.id}}, opts.qmp_timeout);
     if (context_added) Quietly(*s.qmp, "object-del", {{"id", plan.context->id}}, opts.qmp_timeout);
     if (fdset) Quietly(*s.qmp, "remove-fd", {{"fdset-id", *fdset}}, opts.qmp_timeout);
+    release_warm();
     ClearChange(st.dir);
     throw std::runtime_error(where + ": QEMU refused the <memory> in " + f.file + ": " + e.what() +
                              UnchangedOrEnded(s, e, st.dir));
@@ -123,6 +153,7 @@ HotplugResult AttachMemoryDevice(const std::string& name, DomainSession& s, Runn
   r.ms = MsSince(t0);
   r.slot = plan.record.slot;
   filled.reset();  // QEMU holds the pages now
+  warm.reset();
   CommitAttach(&st, f.text, plan.record, st.node_index, json());
   CommitMemoryDevices(&st, plan.BackendJson(), plan.DeviceJson(), "", "", plan.memory_bytes_after);
   ClearChange(st.dir);
@@ -141,6 +172,12 @@ void FinishMemoryDetach(const fs::path& dir, RunningState* st, const std::string
         std::fprintf(stderr, "qlaunch: warning: %s: the memory of %s stays held until QEMU ends: %s\n",
                      dir.filename().c_str(), id.c_str(), e.what());
       }
+  // One from the warm pool is dirty now, scrubbed once QEMU has let go of it.
+  if (const std::string memdev = mem.value("memdev", ""); !memdev.empty())
+    if (std::error_code ec; fs::exists(dir / ("pool." + memdev), ec)) {
+      ReleaseDomainWarmFiles(dir / ("pool." + memdev));
+      fs::remove(dir / ("pool." + memdev), ec);
+    }
   CommitDetach(st, "memory", mem.value("line", 0));
   CommitMemoryDevices(st, json(), json(), id, mem.value("memdev", ""), mem.value("memory_bytes_after", uint64_t{0}));
 }

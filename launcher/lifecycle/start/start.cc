@@ -53,6 +53,7 @@
 #include "launcher/lifecycle/start/start_plan.h"
 #include "launcher/lifecycle/start/start_qemu_progress.h"
 #include "launcher/lifecycle/start/start_qmp.h"
+#include "launcher/lifecycle/start/warm_claims.h"
 #include "prealloc/progress_line.h"
 #include "qemu_cmd/caps_probe.h"
 #include "qemu_cmd/planner.h"
@@ -183,6 +184,7 @@ StartReport StartDomain(const StartOptions& opts) {
   // The count is free minus reserved-but-not-faulted (host/pool_reserved.h); where the kernel
   // cannot tell that per node, the lock stays until this start's pages are faulted in.
   std::optional<HugepagePoolLock> pool_lock;
+  WarmClaims warm;
   std::map<uint64_t, uint64_t> reserved_pages;
   bool release_pool_when_mapped = true;
   if (!plan.pool_needs.empty()) {
@@ -191,8 +193,14 @@ StartReport StartDomain(const StartOptions& opts) {
     numa::RereadHugepagePools(&host);  // the free pages now: another start may have taken some since
     reserved_pages = ReadReservedHugepagesConsistently(&host);
     release_pool_when_mapped = ReservedCountIsExactPerNode(plan.pool_needs, host);
+    // Warm files of the pool (warm_claims.h) hold their pages already: only the rest is counted.
+    if (launcher_fds > 0) {
+      warm = WarmClaims::Take(plan, host, qemu_user);
+      warm.SubtractFromNeeds(&plan.pool_needs);
+    }
     t.Mark(Phase::kPoolLock);
   }
+  report.memory_sources = MemorySources(plan, warm.Sources());
   CheckHostForPlan(def, plan, host, reserved_pages, qemu_user, opts.run_early);
 
   // --- side effects, each undone by its guard unless the start succeeds ---------------------
@@ -216,6 +224,10 @@ StartReport StartDomain(const StartOptions& opts) {
     WriteDomainLease(dir, {qemu_user.uid, qemu_user.gid, {}});
     SettleHolds(dir);
   }
+  if (!warm.empty()) {  // from here on the domain's end makes them dirty (RemoveDomainDir)
+    claim->WriteFile("pool", warm.Record());
+    warm.Commit();
+  }
   qmp_listener.Listen(dir / "qmp.sock");
   if (events_listener) events_listener->Listen(dir / "events.sock");
   state.WithLock([&] { RelabelForQemu(LabelTargets(def), qemu_user, dir, &qemu_user.groups); });
@@ -233,7 +245,7 @@ StartReport StartDomain(const StartOptions& opts) {
   IdSet narrowed;
   try {
     if (launcher_fds > 0) {
-      memory = LauncherMemory::Create(plan, host);
+      memory = LauncherMemory::Create(plan, host, &warm);
       interrupt.OnInterrupt([&memory] { memory->Stop(); });
       for (auto [fd, target] : memory->Fds()) fd_reservation.Place(target, fd);
     }

@@ -30,11 +30,15 @@ prealloc::RegionSpec LauncherRegion(const qemu::MemoryBackend& b, const std::str
 }
 
 std::unique_ptr<LauncherMemory> LauncherMemory::Create(const qemu::LaunchPlan& plan,
-                                                       const numa::HostTopology& host) {
+                                                       const numa::HostTopology& host, WarmClaims* warm) {
   std::unique_ptr<LauncherMemory> m(new LauncherMemory());
   std::vector<prealloc::RegionSpec> specs;
   for (const auto& b : plan.backends) {
     if (b.prealloc != qemu::PreallocBy::kLauncher) continue;
+    if (HeldFile* f = warm ? warm->Find(b.id) : nullptr) {
+      m->warm_fds_.emplace_back(f->fd.get(), b.launcher_fd);
+      continue;
+    }
     specs.push_back(LauncherRegion(b, plan.name, host));
     m->target_fds_.push_back(b.launcher_fd);
     m->bytes_ += b.size_bytes;
@@ -53,10 +57,12 @@ std::vector<std::pair<int, int>> LauncherMemory::Fds() const {
   std::vector<std::pair<int, int>> out;
   const auto& memfds = memory_.memfds();
   for (size_t i = 0; i < memfds.size(); ++i) out.emplace_back(memfds[i].fd(), target_fds_[i]);
+  out.insert(out.end(), warm_fds_.begin(), warm_fds_.end());
   return out;
 }
 
 void LauncherMemory::StartPopulate(prealloc::ProgressFn progress) {
+  if (memory_.empty()) return;  // every backend warm: nothing to fill
   worker_ = std::thread([this, progress = std::move(progress)] {
     try {
       prealloc::PopulateOptions opts;

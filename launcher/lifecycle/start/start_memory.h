@@ -20,6 +20,7 @@
 #include "launcher/host/state_dir.h"
 #include "launcher/lifecycle/start/start_interrupt.h"
 #include "launcher/lifecycle/start/timings.h"
+#include "launcher/lifecycle/start/warm_claims.h"
 #include "numa/host_topology.h"
 #include "prealloc/populate.h"
 #include "prealloc/prepared_memory.h"
@@ -36,11 +37,13 @@ prealloc::RegionSpec LauncherRegion(const qemu::MemoryBackend& b, const std::str
 
 class LauncherMemory {
  public:
-  // Nothing to do when the plan has no launcher backends (empty()).
-  static std::unique_ptr<LauncherMemory> Create(const qemu::LaunchPlan& plan, const numa::HostTopology& host);
+  // Nothing to do when the plan has no launcher backends (empty()). A backend with a file in
+  // `warm` (warm_claims.h) gets that file's fd, already filled: no memfd, nothing to populate.
+  static std::unique_ptr<LauncherMemory> Create(const qemu::LaunchPlan& plan, const numa::HostTopology& host,
+                                                WarmClaims* warm = nullptr);
   ~LauncherMemory();
 
-  bool empty() const { return memory_.empty(); }
+  bool empty() const { return memory_.empty() && warm_fds_.empty(); }
   uint64_t bytes() const { return bytes_; }
   // (fd in this process, the number QEMU expects it at), one per launcher backend.
   std::vector<std::pair<int, int>> Fds() const;
@@ -54,6 +57,7 @@ class LauncherMemory {
   LauncherMemory() = default;
   prealloc::PreparedMemory memory_;
   std::vector<int> target_fds_;
+  std::vector<std::pair<int, int>> warm_fds_;  // (a warm file's fd, owned by WarmClaims; target)
   uint64_t bytes_ = 0;
   std::atomic<bool> stop_{false};
   std::thread worker_;

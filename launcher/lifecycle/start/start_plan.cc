@@ -33,6 +33,19 @@ size_t LauncherBackendCount(const qemu::LaunchPlan& plan) {
   return n;
 }
 
+std::map<std::string, std::string> MemorySources(const qemu::LaunchPlan& plan,
+                                                 const std::map<std::string, std::string>& taken) {
+  std::map<std::string, std::string> out;
+  for (const auto& b : plan.backends) {
+    auto it = taken.find(b.id);
+    out[b.id] = it != taken.end()                             ? it->second
+                : b.prealloc == qemu::PreallocBy::kLauncher ? "launcher"
+                : b.prealloc == qemu::PreallocBy::kQemu     ? "qemu"
+                                                            : "none";
+  }
+  return out;
+}
+
 uint64_t QemuPreallocBytes(const qemu::LaunchPlan& plan) {
   uint64_t n = 0;
   for (const auto& b : plan.backends)

@@ -5,6 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <string>
 
 #include "domain/domain_def.h"
 #include "numa/host_topology.h"
@@ -24,5 +26,9 @@ const char* PreallocSummary(const qemu::LaunchPlan& plan);
 size_t LauncherBackendCount(const qemu::LaunchPlan& plan);
 // The bytes QEMU preallocates itself.
 uint64_t QemuPreallocBytes(const qemu::LaunchPlan& plan);
+// Backend id -> where its memory comes from: `taken`'s word for the backends there (the warm
+// pool's), else "launcher", "qemu" or "none" by who preallocates it (StartReport::memory_sources).
+std::map<std::string, std::string> MemorySources(const qemu::LaunchPlan& plan,
+                                                 const std::map<std::string, std::string>& taken);
 
 }  // namespace qlaunch::launcher

@@ -86,6 +86,7 @@ nlohmann::json ToJson(const StartReport& report) {
                    {"prealloc", report.prealloc},
                    {"user", report.user},
                    {"run_early", report.run_early},
+                   {"memory_sources", report.memory_sources},
                    {"notes", report.notes},
                    {"timings_ms", phases},
                    {"clock_ns", {{"entry", report.timings.EntryNs()}, {"end", report.timings.LastMarkNs()}}}};

@@ -41,6 +41,7 @@
 #include <array>
 #include <cstdint>
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -97,11 +98,14 @@ struct StartReport {
   bool run_early = false;          // --run-early: the guest ran while its memory was filled
   std::string incoming;            // --incoming: the URI QEMU listens on for the guest ("" otherwise)
   std::vector<std::string> notes;  // what the start could not do and went on without
+  // Backend id -> where its memory came from: "warm" (a file of the warm pool), "launcher"
+  // (qlaunch filled it), "qemu" (QEMU preallocated it), "none" (faulted in as the guest runs).
+  std::map<std::string, std::string> memory_sources;
   domain::Lifecycle lifecycle;     // the domain's <on_poweroff> etc., for `run` (not in the JSON)
   Timings timings;
 };
 
-// {"name", "pid", "prealloc", "user", "run_early", ["incoming",] "notes": [...], "timings_ms": {"startup", ..., "total",
+// {"name", "pid", "prealloc", "user", "run_early", "memory_sources": {id: source}, ["incoming",] "notes": [...], "timings_ms": {"startup", ..., "total",
 // "unaccounted", "running", "populated"}, "clock_ns": {"entry", "end"}}; ms as numbers with three
 // decimals; clock_ns: EntryNs() and LastMarkNs().
 nlohmann::json ToJson(const StartReport& report);

@@ -13,11 +13,13 @@ TEST(Timings, JsonHasTheDocumentedShape) {
   r.name = "vm1";
   r.pid = 4242;
   r.prealloc = "launcher";
+  r.memory_sources = {{"ram-node0", "warm"}, {"ram-node1", "launcher"}};
   r.timings.Add(Phase::kSpawn, std::chrono::microseconds(1500));
   r.timings.Finish();
   nlohmann::json j = ToJson(r);
   ASSERT_TRUE(j.is_object());
-  EXPECT_EQ(j.size(), 8u) << j.dump();
+  EXPECT_EQ(j.size(), 9u) << j.dump();
+  EXPECT_EQ(j["memory_sources"], (nlohmann::json{{"ram-node0", "warm"}, {"ram-node1", "launcher"}}));
   EXPECT_EQ(j["run_early"], false);
   EXPECT_EQ(j["user"], "");
   EXPECT_EQ(j["notes"], nlohmann::json::array());

@@ -93,7 +93,8 @@ TEST_F(MigrateLocalTest, ANewQemuTakesOverWithTheSameMemoryAndNoCopy) {
   // The domain's ids (its lease) and a mount namespace of its own, as the old QEMU had.
   EXPECT_EQ(QemuIdOf(new_pid), old_id);
   EXPECT_NE(ns(new_pid), ns(::getpid()));
-  EXPECT_NE(ns(new_pid), old_ns); (its path ends in "/<name>"; /proc/PID/cgroup's v2 line in "::/.../<name>").
+  EXPECT_NE(ns(new_pid), old_ns);
+  // The domain's cgroup (its path ends in "/<name>"; /proc/PID/cgroup's v2 line in "::/.../<name>").
   std::string cgroup = Slurp(DomainStateDir(dom_.name) / "cgroup");
   if (!cgroup.empty()) {
     cgroup.pop_back();

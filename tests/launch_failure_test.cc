@@ -141,7 +141,7 @@ TEST_F(LaunchFailureTest, QemuExitingDuringStartShowsItsLog) {
 TEST_F(LaunchFailureTest, QmpThatNeverAnswersTimesOut) {
   // A fake emulator: the capability probe (-machine none) gets the real QEMU; the launch gets
   // a process that records its pid and sleeps without ever opening the QMP socket.
-  // QEMU runs as qlaunch-qemu: the fake must be executable, and its pid file writable, for it.
+  // QEMU runs as ids of its own: the fake must be executable, and its pid file writable, for them.
   const fs::path fake = tmp() / "sleepy-qemu";
   fs::create_directories(tmp() / "fake-out");
   fs::permissions(tmp() / "fake-out", fs::perms::all);

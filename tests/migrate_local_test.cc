@@ -70,6 +70,8 @@ TEST_F(MigrateLocalTest, ANewQemuTakesOverWithTheSameMemoryAndNoCopy) {
   const std::string digest = DigestQemuMemfds(old_pid, dom_.name);
   const uint64_t pages = dom_.Bytes() / (2u << 20);
   ASSERT_EQ(HugepagesFree(), free_before_ - pages);
+  const auto ns = [](pid_t p) { return fs::read_symlink("/proc/" + std::to_string(p) + "/ns/mnt").string(); };
+  const std::string old_id = QemuIdOf(old_pid), old_ns = ns(old_pid);
 
   RunResult m = Qlaunch({"migrate", dom_.name, "--local", "--json"});
   ASSERT_EQ(m.exit_code, 0) << m.Describe();
@@ -88,6 +90,10 @@ TEST_F(MigrateLocalTest, ANewQemuTakesOverWithTheSameMemoryAndNoCopy) {
   EXPECT_EQ(DigestQemuMemfds(new_pid, dom_.name), digest);
   EXPECT_EQ(HugepagesFree(), free_before_ - pages);  // the same pages, none more
   ExpectUnprivileged(new_pid);
+  // The domain's ids (its lease) and a mount namespace of its own, as the old QEMU had.
+  EXPECT_EQ(QemuIdOf(new_pid), old_id);
+  EXPECT_NE(ns(new_pid), ns(::getpid()));
+  EXPECT_NE(ns(new_pid), old_ns);
   // The domain's cgroup (its path ends in "/<name>"; /proc/PID/cgroup's v2 line in "::/.../<name>").
   std::string cgroup = Slurp(DomainStateDir(dom_.name) / "cgroup");
   if (!cgroup.empty()) {

@@ -59,9 +59,10 @@ int CapLastCap() {
 
 // In the child: a failed step of the privilege drop ends it before exec, with the reason on
 // its stderr (the log). Async-signal-safe.
-[[noreturn]] void DieBeforeExec(const char* step) {
+[[noreturn]] void DieBeforeExec(const char* step, const char* what = "qlaunch: cannot drop QEMU's privileges: ",
+                                 const char* hint = "") {
   const char* why = ::strerrordesc_np(errno);
-  for (const char* s : {"qlaunch: cannot drop QEMU's privileges: ", step, ": ", why ? why : "?", "\n"})
+  for (const char* s : {what, step, ": ", why ? why : "?", hint, "\n"})
     (void)!::write(2, s, std::strlen(s));
   ::_exit(126);
 }
@@ -163,7 +164,9 @@ struct Child {
     Fds();
     Limits();
     if (spec->mounts)
-      if (const char* failed = EnterQemuMounts(*spec->mounts)) DieBeforeExec(failed);
+      if (const char* failed = EnterQemuMounts(*spec->mounts))
+        DieBeforeExec(failed, "qlaunch: cannot give QEMU a mount namespace of its own: ",
+                      " (a host that allows no mount namespaces: QLAUNCH_ISOLATION=off starts it without)");
     DropPrivileges();
     DieWithParent();
     ::execve(argv[0], argv.data(), environ);

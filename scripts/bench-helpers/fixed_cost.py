@@ -29,14 +29,7 @@ import tempfile
 import time
 
 import isolation_cost
-
-
-def free_hugepages():
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("HugePages_Free:"):
-                return int(line.split()[1])
-    return 0
+from isolation_cost import free_hugepages
 
 
 def wait_pool(free_before, name):

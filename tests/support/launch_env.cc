@@ -186,7 +186,9 @@ void ExpectUnprivileged(pid_t pid) {
   const launcher::IdRange range = launcher::LeaseRange();
   EXPECT_TRUE(n >= range.first && n <= range.last) << id << " outside the lease range";
   EXPECT_TRUE(launcher::IdLeased(static_cast<uint32_t>(n))) << id << " is not in the lease registry";
-  if (const passwd* pw = ::getpwnam("qlaunch-qemu")) EXPECT_NE(n, pw->pw_uid);
+  if (const passwd* pw = ::getpwnam("qlaunch-qemu")) {
+    EXPECT_NE(n, pw->pw_uid) << "the shared user, not ids of its own";
+  }
   EXPECT_EQ(st["Uid"], id + "\t" + id + "\t" + id + "\t" + id) << "QEMU pid " << pid;
   EXPECT_EQ(st["Gid"], id + "\t" + id + "\t" + id + "\t" + id) << "QEMU pid " << pid;
   for (const char* cap : {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"})

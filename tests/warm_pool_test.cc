@@ -4,7 +4,8 @@
 // zero when the next domain gets that file. The two faults that would break the promise
 // (QLAUNCH_POOL_FAULT=clean-early, and trust-stale after a scrubber killed mid-scrub) are shown to
 // be caught by the same check. Each test has its own pool directory ($QLAUNCH_POOL_DIR) and holds
-// the hugepage lock; it drains what it filled.
+// the hugepage lock; it drains what it filled. (Over 400 lines: one fixture, whose helpers, the
+// pattern written and read back through a pool file and the wait for the scrub, every case uses.)
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>

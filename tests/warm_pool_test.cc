@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -436,6 +437,31 @@ TEST_F(WarmPoolTest, DimmAttachTakesAWarmFile) {
   WaitForScrub();
   EXPECT_EQ(Pages("warm"), 32u);
   EXPECT_EQ(Pages("in_use"), 0u);
+}
+
+// A start that fails after taking a warm file (QLAUNCH_FAULT: before anything is spawned, and with
+// QEMU spawned on it) leaves no file in use: untouched, it is warm at once; seen by QEMU, it is
+// dirty, then scrubbed warm. Every page is accounted for.
+TEST_F(WarmPoolTest, FailedStartGivesItsWarmFileBack) {
+  ASSERT_EQ(Qlaunch({"pool", "fill", "--qemu", kQemu72, xml_}, Env()).exit_code, 0);
+  for (const char* phase : {"preflight", "spawn", "cont"}) {
+    RunResult r = Qlaunch({"start", "--qemu", kQemu72, xml_}, [&] {
+      auto e = Env();
+      e["QLAUNCH_FAULT"] = phase;
+      return e;
+    }());
+    EXPECT_EQ(r.exit_code, 1) << phase << ": " << r.Describe();
+    WaitForScrub();
+    EXPECT_EQ(Pages("warm"), 32u) << phase;
+    EXPECT_EQ(Pages("in_use") + Pages("dirty"), 0u) << phase;
+    EXPECT_EQ(HugepagesFree(), free_before_ - 32) << phase;
+    std::optional<fs::path> warm = FileIn("warm");
+    ASSERT_TRUE(warm) << phase;
+    struct stat st {};
+    ASSERT_EQ(::stat(warm->c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 0u) << phase << ": root's again";
+  }
+  ExpectNothingLeft(domain_.name, free_before_ - 32);
 }
 
 }  // namespace

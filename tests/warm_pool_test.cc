@@ -464,5 +464,27 @@ TEST_F(WarmPoolTest, FailedStartGivesItsWarmFileBack) {
   ExpectNothingLeft(domain_.name, free_before_ - 32);
 }
 
+// A full hugetlbfs (a mount's size= limit below the set, in a mount namespace of the fill's own):
+// the error names the mount and its pages, and nothing is made.
+TEST_F(WarmPoolTest, FullHugetlbfsIsNamedAndNothingIsMade) {
+  if (!fs::exists("/usr/bin/unshare")) GTEST_SKIP() << "no unshare(1)";
+  auto env = BaseEnv();
+  for (const auto& [k, v] : Env()) env[k] = v;
+  RunningProcess fill({"/usr/bin/unshare", "-m", "--propagation", "private", "sh", "-c",
+                       "umount /dev/hugepages && mount -t hugetlbfs -o pagesize=2M,size=16M none /dev/hugepages && "
+                       "\"$0\" pool fill --qemu " + std::string(kQemu72) + " \"$1\"; rc=$?; "
+                       "ls /dev/hugepages/" + pool_name_ + " | grep . && exit 9; exit $rc",
+                       QlaunchBinary(), xml_},
+                      env);
+  RunResult r = fill.Wait();
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_NE(r.err.find("the hugetlbfs at /dev/hugepages is full: 8 of its 8 pages left (its size= limit), the pool "
+                       "set needs 32 (nothing was made)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(HugepagesFree(), free_before_);
+  EXPECT_EQ(Pages("warm") + Pages("fill"), 0u);
+}
+
 }  // namespace
 }  // namespace qlaunch::testing

@@ -4,10 +4,12 @@
 // zero when the next domain gets that file. The two faults that would break the promise
 // (QLAUNCH_POOL_FAULT=clean-early, and trust-stale after a scrubber killed mid-scrub) are shown to
 // be caught by the same check. Each test has its own pool directory ($QLAUNCH_POOL_DIR) and holds
-// the hugepage lock; it drains what it filled.
+// the hugepage lock; it drains what it filled. (Over 400 lines: one fixture, whose helpers, the
+// pattern written and read back through a pool file and the wait for the scrub, every case uses.)
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -435,6 +437,53 @@ TEST_F(WarmPoolTest, DimmAttachTakesAWarmFile) {
   WaitForScrub();
   EXPECT_EQ(Pages("warm"), 32u);
   EXPECT_EQ(Pages("in_use"), 0u);
+}
+
+// A start that fails after taking a warm file (QLAUNCH_FAULT: before anything is spawned, and with
+// QEMU spawned on it) leaves no file in use: untouched, it is warm at once; seen by QEMU, it is
+// dirty, then scrubbed warm. Every page is accounted for.
+TEST_F(WarmPoolTest, FailedStartGivesItsWarmFileBack) {
+  ASSERT_EQ(Qlaunch({"pool", "fill", "--qemu", kQemu72, xml_}, Env()).exit_code, 0);
+  for (const char* phase : {"preflight", "spawn", "cont"}) {
+    RunResult r = Qlaunch({"start", "--qemu", kQemu72, xml_}, [&] {
+      auto e = Env();
+      e["QLAUNCH_FAULT"] = phase;
+      return e;
+    }());
+    EXPECT_EQ(r.exit_code, 1) << phase << ": " << r.Describe();
+    WaitForScrub();
+    EXPECT_EQ(Pages("warm"), 32u) << phase;
+    EXPECT_EQ(Pages("in_use") + Pages("dirty"), 0u) << phase;
+    EXPECT_EQ(HugepagesFree(), free_before_ - 32) << phase;
+    std::optional<fs::path> warm = FileIn("warm");
+    ASSERT_TRUE(warm) << phase;
+    struct stat st {};
+    ASSERT_EQ(::stat(warm->c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 0u) << phase << ": root's again";
+  }
+  ExpectNothingLeft(domain_.name, free_before_ - 32);
+}
+
+// A full hugetlbfs (a mount's size= limit below the set, in a mount namespace of the fill's own):
+// the error names the mount and its pages, and nothing is made.
+TEST_F(WarmPoolTest, FullHugetlbfsIsNamedAndNothingIsMade) {
+  if (!fs::exists("/usr/bin/unshare")) GTEST_SKIP() << "no unshare(1)";
+  auto env = BaseEnv();
+  for (const auto& [k, v] : Env()) env[k] = v;
+  RunningProcess fill({"/usr/bin/unshare", "-m", "--propagation", "private", "sh", "-c",
+                       "umount /dev/hugepages && mount -t hugetlbfs -o pagesize=2M,size=16M none /dev/hugepages && "
+                       "\"$0\" pool fill --qemu " + std::string(kQemu72) + " \"$1\"; rc=$?; "
+                       "ls /dev/hugepages/" + pool_name_ + " | grep . && exit 9; exit $rc",
+                       QlaunchBinary(), xml_},
+                      env);
+  RunResult r = fill.Wait();
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_NE(r.err.find("the hugetlbfs at /dev/hugepages is full: 8 of its 8 pages left (its size= limit), the pool "
+                       "set needs 32 (nothing was made)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(HugepagesFree(), free_before_);
+  EXPECT_EQ(Pages("warm") + Pages("fill"), 0u);
 }
 
 }  // namespace

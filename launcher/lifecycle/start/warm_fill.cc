@@ -1,8 +1,10 @@
 #include "launcher/lifecycle/start/warm_fill.h"
 
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -24,6 +26,7 @@ namespace qlaunch::launcher {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
 
 // A pool file mapped, bound to its node, as a region the workers fill.
 struct MappedFile {
@@ -53,6 +56,16 @@ MappedFile MapFile(HeldFile file, uint64_t page_bytes, unsigned threads, const n
   m.region.cpus = prealloc::WorkerCpus(host, node);
   m.region.threads = threads;
   return m;
+}
+
+// "; the hugetlbfs at DIR holds N more pages (its size= limit)" when its limit is what refused
+// `bytes`, else "".
+std::string FullMount(const fs::path& dir, uint64_t page_bytes, uint64_t bytes) {
+  struct statfs st {};
+  if (::statfs(dir.c_str(), &st) != 0 || st.f_blocks == 0 || st.f_bavail * page_bytes >= bytes) return "";
+  return "; the hugetlbfs at " + dir.parent_path().string() + " is full: " + std::to_string(st.f_bavail) + " of its " +
+         std::to_string(st.f_blocks) + " pages left (its size= limit), the pool set needs " +
+         std::to_string(bytes / page_bytes) + " (nothing was made)";
 }
 
 std::vector<qemu::LaunchPlan::PoolNeed> NeedsOf(const std::vector<ShapedBackend>& set, unsigned count) {
@@ -126,7 +139,17 @@ PoolFillResult FillPool(const std::vector<ShapedBackend>& set, unsigned count, c
       for (const auto& b : set) {
         PoolDir dir(dirs.at(b.shape.page_bytes));
         dir.Create();
-        sets.back().push_back(MapFile(dir.CreateFill(b.shape.node, b.shape.bytes), b.shape.page_bytes, b.threads, host));
+        HeldFile f = dir.CreateFill(b.shape.node, b.shape.bytes);
+        const std::string path = f.path.string();
+        try {  // a full hugetlbfs (a mount's size=) or a short pool refuses the mapping
+          sets.back().push_back(MapFile(std::move(f), b.shape.page_bytes, b.threads, host));
+        } catch (const prealloc::PreallocError& e) {
+          ::unlink(path.c_str());  // not even mapped: nothing of it is left
+          throw std::runtime_error(e.what() + FullMount(dir.path(), b.shape.page_bytes, b.shape.bytes));
+        } catch (...) {
+          ::unlink(path.c_str());
+          throw;
+        }
       }
     }
   }

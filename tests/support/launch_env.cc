@@ -391,6 +391,8 @@ void LaunchTest::StartListDestroy(const std::string& qemu, const std::vector<std
   want_list[0]["uid"] = want_list[0]["gid"] = qemu_id;
   want_list[0]["leased"] = ::geteuid() == 0;
   want_list[0]["namespaces"] = ::geteuid() == 0 ? nlohmann::json::array({"mnt"}) : nlohmann::json::array();
+  // A transient domain (started from a file, not defined): neither persistent nor autostarted.
+  want_list[0]["persistent"] = want_list[0]["autostart"] = false;
   EXPECT_EQ(nlohmann::json::parse(list.out), want_list);
 
   // dominfo: what it runs as and where its memory sits: all of it on node 0, on both paths.

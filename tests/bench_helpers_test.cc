@@ -116,6 +116,7 @@ TEST_F(BenchHelpersTest, FixedCostComparesRunAndStartFromOutsideAndChecksItsTarg
   const fs::path out = tmp() / "fixed-cost.json";
   Env env = BaseEnv();
   env["FIXED_COST_MIN_RUN_ROUNDS"] = "1";
+  env["ISOLATION_MIN_ROUNDS"] = "1";  // the bench runs 15 alternating rounds; the figures' shape needs one
   RunResult r = Python({kHelpers + "/fixed_cost.py", QlaunchBinary(), xml, dom_.name, out.string(), "1"}, env);
   ASSERT_EQ(r.exit_code, 0) << r.Describe();
   ExpectHostAsFound();
@@ -152,7 +153,7 @@ TEST_F(BenchHelpersTest, FixedCostComparesRunAndStartFromOutsideAndChecksItsTarg
   EXPECT_EQ(v["ratio_median"], v["ratio"][0]) << v.dump();
 
   const json& targets = res["targets"];
-  ASSERT_EQ(targets.size(), 5u) << targets.dump(1);
+  ASSERT_EQ(targets.size(), 6u) << targets.dump(1);
   ExpectTarget(targets, "`run` time to running within 5 ms", res["run_minus_start_median_ms"], 5, true);
   ExpectTarget(targets, "`run` ready within 5 ms of `start` done, from outside", res["ready_minus_exit_median_ms"], 5,
                true);
@@ -160,6 +161,19 @@ TEST_F(BenchHelpersTest, FixedCostComparesRunAndStartFromOutsideAndChecksItsTarg
   ExpectTarget(targets, "the same with `--run-early`, from outside", res["run_early"]["ready_minus_exit_median_ms"], 5,
                true);
   ExpectTarget(targets, "`qlaunch --version` ≤ 2 × `/bin/true`", v["ratio_median"], 2, false);
+  // Isolation's cost: on − off per round (QLAUNCH_ISOLATION=off), the median its verdict.
+  const json& iso = res["isolation"];
+  EXPECT_EQ(iso["rounds"], 1) << iso.dump();
+  for (const char* phase : {"running", "exit", "preflight", "spawn"}) {
+    SCOPED_TRACE(phase);
+    ASSERT_EQ(iso["diff"][phase].size(), 1u) << iso.dump();
+    EXPECT_NEAR(iso["diff"][phase][0].get<double>(),
+                iso["on"][phase][0].get<double>() - iso["off"][phase][0].get<double>(), 0.0011)
+        << iso.dump();
+    EXPECT_EQ(iso["median_diff_ms"][phase], iso["diff"][phase][0]) << iso.dump();
+  }
+  ExpectTarget(targets, "isolation (ids of its own, mount namespace) adds at most 3 ms", iso["median_diff_ms"]["running"],
+               3, true);
 
   // The Targets rows report.py prints: one per target, its verdict the one written.
   r = Python({"-c", "import sys; sys.path.insert(0, sys.argv[1]); from fixed_cost import target_rows; "

@@ -26,10 +26,9 @@ namespace fs = std::filesystem;
   throw DiagnosticError(Diagnostic{Severity::kError, def.file, line, "nvram", std::move(message)});
 }
 
-// Copies `from` to a new file `to` (O_EXCL: never over an existing one), mode 0600, owned by
-// uid:gid when `chown_it`. On failure nothing is left behind.
-void CopyNew(const domain::DomainDef& def, const std::string& from, const std::string& to, bool chown_it, uid_t uid,
-             gid_t gid) {
+// Copies `from` to a new file `to` (O_EXCL: never over an existing one), mode 0600, root's (the
+// start then labels it for QEMU's user). On failure nothing is left behind.
+void CopyNew(const domain::DomainDef& def, const std::string& from, const std::string& to) {
   int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
   if (in < 0) Fail(def, "cannot read the UEFI vars template " + from + ": " + std::strerror(errno));
   int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -59,8 +58,6 @@ void CopyNew(const domain::DomainDef& def, const std::string& from, const std::s
     }
     if (!error.empty()) break;
   }
-  if (error.empty() && chown_it && ::fchown(out, uid, gid) != 0)
-    error = "cannot give " + to + " to QEMU's user: " + std::strerror(errno);
   if (error.empty() && ::fsync(out) != 0) error = "cannot write " + to + ": " + std::strerror(errno);
   ::close(in);
   if (::close(out) != 0 && error.empty()) error = "cannot write " + to + ": " + std::strerror(errno);
@@ -104,7 +101,9 @@ class FirmwareHost : public DeviceHostPart {
       fs::create_directories(qemu::kNvramDir, ec);
       if (ec) Fail(*ctx.def, std::string("cannot create ") + qemu::kNvramDir + ": " + ec.message());
     }
-    CopyNew(*ctx.def, template_, path_, ctx.user->change, ctx.user->uid, ctx.user->gid);
+    // Root's, as the vars are at rest: the start labels it for QEMU's user like any file it opens
+    // (recorded, given back at destroy), since the user (a leased uid) differs from start to start.
+    CopyNew(*ctx.def, template_, path_);
     created_ = true;
   }
 

@@ -72,10 +72,13 @@ MountNamespacePlan PlanQemuMounts(const std::vector<std::string>& argv, const st
     plan.nodes.push_back({under(dev_path), st.st_mode, st.st_rdev, st.st_uid, st.st_gid});
   };
   for (const char* n : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}) node(n);
-  // ptmx: the host's devpts instance, so that a pty's name is the same on both sides.
-  plan.nodes.push_back({under("/dev/ptmx"), S_IFCHR | 0666, makedev(5, 2), 0, 0});
-  plan.dirs.push_back(under("/dev/pts"));
-  plan.binds.push_back({"/dev/pts", under("/dev/pts")});
+  // ptmx: the host's devpts instance, so that a pty's name is the same on both sides. A host
+  // without /dev/pts (an initramfs with a bare devtmpfs, as the NUMA lab's) has no pty to give.
+  if (struct stat pts {}; ::stat("/dev/pts", &pts) == 0 && S_ISDIR(pts.st_mode)) {
+    plan.nodes.push_back({under("/dev/ptmx"), S_IFCHR | 0666, makedev(5, 2), 0, 0});
+    plan.dirs.push_back(under("/dev/pts"));
+    plan.binds.push_back({"/dev/pts", under("/dev/pts")});
+  }
   if (WantsKvm(argv)) node("/dev/kvm");
   if (WantsTun(argv)) node("/dev/net/tun");
   node("/dev/vhost-net");  // a NIC attached later may ask QEMU for vhost; it gets only the fds qlaunch hands it

@@ -237,6 +237,13 @@ StartReport StartDomain(const StartOptions& opts) {
   claim->WriteFile("plan.json", qemu::ToJson(plan).dump(2) + "\n");
   MakeMemPathDirs(plan, host, popts.memory_backing_dir, qemu_user, &*claim);
   device_host.Create();
+  if (const std::string nvram = device_host.Summary().value("nvram", std::string()); !nvram.empty()) {
+    LabelTarget vars{nvram, /*write=*/true, /*create=*/false, {}};
+    vars.where.file = def.file;
+    vars.where.line = def.os.line;
+    vars.where.element = "nvram";
+    state.WithLock([&] { RelabelForQemu({vars}, qemu_user, dir, &qemu_user.groups); });
+  }
   claim->WriteFile("devices.json", device_host.Summary().dump(2) + "\n");
   interrupt.ThrowIfInterrupted();
   FaultPoint("preflight", nullptr);

@@ -13,6 +13,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -380,6 +381,48 @@ TEST_F(LaunchIsolationTest, ASigkilledStartsLeaseIsRecoveredByTheNextCommand) {
   EXPECT_EQ(QemuIdOf(again), "3700200");
   EXPECT_EQ(Qlaunch({"destroy", "iso-kill"}).exit_code, 0);
   ExpectNothingLeft("iso-kill", free_before_);
+}
+
+// A start SIGKILLed after it leased its ids but before it made its domain dir: its lease names a
+// dir that does not exist and a qlaunch that is gone. The next command lets it go, not only the
+// next lease: `list` (with no domain to look at), and a verb on a named domain (destroy).
+TEST_F(LaunchIsolationTest, ALeaseOfAStartKilledBeforeItsStateDirIsReapedByTheNextCommand) {
+  range_ = "3700300-3700301";
+  ::setenv("QLAUNCH_UID_RANGE", range_.c_str(), 1);
+  Env env = BaseEnv();
+  env["QLAUNCH_UID_LEASES"] = (tmp() / "leases").string();
+  env["QLAUNCH_UID_RANGE"] = range_;
+  // Leases as start does (its key, the domain dir it is about to make), then dies.
+  auto lease_and_die = [&](const std::string& name) -> uint32_t {
+    const fs::path out = tmp() / (name + ".id");
+    const pid_t child = ::fork();
+    if (child == 0) {
+      const uint32_t id = launcher::LeaseId("domain:" + name + ":00000000-0000-0000-0000-000000000000",
+                                            StateDir() / name);
+      std::ofstream(out) << id;
+      ::_exit(0);
+    }
+    int status = 0;
+    EXPECT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    EXPECT_FALSE(fs::exists(StateDir() / name));
+    return static_cast<uint32_t>(std::stoul(Slurp(out)));
+  };
+
+  const uint32_t first = lease_and_die("iso-gone");
+  EXPECT_EQ(first, 3700300u);
+  EXPECT_TRUE(launcher::IdLeased(first)) << "nothing let it go yet";
+  RunResult list = Qlaunch({"list", "--json"}, env);
+  EXPECT_EQ(list.exit_code, 0) << list.Describe();
+  EXPECT_EQ(list.out, "[]\n");
+  EXPECT_FALSE(launcher::IdLeased(first)) << "list reaped the dead start's lease";
+
+  const uint32_t second = lease_and_die("iso-gone2");
+  EXPECT_TRUE(launcher::IdLeased(second));
+  RunResult destroy = Qlaunch({"destroy", "iso-gone2"}, env);
+  EXPECT_NE(destroy.exit_code, 0) << destroy.Describe();  // not running
+  EXPECT_FALSE(launcher::IdLeased(second)) << "a verb on a named domain reaped it too";
+  ExpectNothingOwnedByTheRange({StateDir(), tmp() / "leases"});
 }
 
 }  // namespace

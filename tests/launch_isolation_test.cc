@@ -158,19 +158,14 @@ class LaunchIsolationTest : public LaunchTest {
       if (fs::read_symlink(it->path(), ec).string().rfind("/memfd:", 0) == 0) memfd = std::stoi(it->path().filename());
     EXPECT_NE(addr, 0u) << "no memfd mapping in B's maps";
     EXPECT_GE(memfd, 0) << "B holds no memfd";
-    std::map<std::string, std::string> st = ProcStatus(a);
-    std::istringstream uid(st["Uid"]), gid(st["Gid"]), groups_in(st["Groups"]);
-    std::string u, g, groups;
-    uid >> u;
-    gid >> g;
-    for (std::string one; groups_in >> one;) groups += (groups.empty() ? "" : ",") + one;
     char hex[32];
     std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(addr));
-    std::vector<std::string> argv = {"/usr/bin/nsenter", "-t", std::to_string(a), "-m", "-p", "-i", "-u", "--",
-                                     "/usr/bin/setpriv", "--reuid=" + u, "--regid=" + g,
-                                     groups.empty() ? "--clear-groups" : "--groups=" + groups, "--",
-                                     "/usr/bin/python3", (tmp() / "attack.py").string(), std::to_string(b), hex,
-                                     std::to_string(memfd), b_disk.string()};
+    std::vector<std::string> argv = {"/usr/bin/nsenter", "-t", std::to_string(a), "-m", "-p", "-i", "-u", "--"};
+    for (const std::string& arg : SetprivTo(a)) argv.push_back(arg);
+    for (const std::string& arg : std::vector<std::string>{"/usr/bin/python3", (tmp() / "attack.py").string(),
+                                                           std::to_string(b), hex, std::to_string(memfd),
+                                                           b_disk.string()})
+      argv.push_back(arg);
     RunResult r = RunningProcess(argv, {}).Wait(std::chrono::seconds(60));
     EXPECT_EQ(r.exit_code, 0) << r.Describe();
     std::map<std::string, std::string> out;

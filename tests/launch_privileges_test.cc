@@ -14,8 +14,6 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <map>
-#include <sstream>
 
 #include "launcher/host/uid_lease.h"
 #include "qemu_cmd/qmp_client.h"
@@ -163,17 +161,11 @@ TEST_F(LaunchPrivilegesTest, AKilledQemuGivesTheImageBackAtTheNextList) {
 // Whether the ids of the QEMU of `pid` (uid, gid, supplementary groups: setpriv to them, as that
 // QEMU reopening its disk by path would be) can open `path` read-only and read from it.
 bool OpensAs(pid_t pid, const fs::path& path) {
-  std::map<std::string, std::string> st = ProcStatus(pid);
-  std::istringstream uid(st["Uid"]), gid(st["Gid"]), groups_in(st["Groups"]);
-  std::string u, g, groups;
-  uid >> u;
-  gid >> g;
-  for (std::string one; groups_in >> one;) groups += (groups.empty() ? "" : ",") + one;
-  RunResult r = RunningProcess({"/usr/bin/setpriv", "--reuid=" + u, "--regid=" + g,
-                                groups.empty() ? "--clear-groups" : "--groups=" + groups, "--", "/usr/bin/dd",
-                                "if=" + path.string(), "of=/dev/null", "bs=4096", "count=1", "status=none"},
-                               {})
-                    .Wait(std::chrono::seconds(30));
+  std::vector<std::string> argv = SetprivTo(pid);
+  for (const std::string& a :
+       std::vector<std::string>{"/usr/bin/dd", "if=" + path.string(), "of=/dev/null", "bs=4096", "count=1", "status=none"})
+    argv.push_back(a);
+  RunResult r = RunningProcess(argv, {}).Wait(std::chrono::seconds(30));
   return r.exit_code == 0;
 }
 

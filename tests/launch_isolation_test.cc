@@ -13,6 +13,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -157,19 +158,14 @@ class LaunchIsolationTest : public LaunchTest {
       if (fs::read_symlink(it->path(), ec).string().rfind("/memfd:", 0) == 0) memfd = std::stoi(it->path().filename());
     EXPECT_NE(addr, 0u) << "no memfd mapping in B's maps";
     EXPECT_GE(memfd, 0) << "B holds no memfd";
-    std::map<std::string, std::string> st = ProcStatus(a);
-    std::istringstream uid(st["Uid"]), gid(st["Gid"]), groups_in(st["Groups"]);
-    std::string u, g, groups;
-    uid >> u;
-    gid >> g;
-    for (std::string one; groups_in >> one;) groups += (groups.empty() ? "" : ",") + one;
     char hex[32];
     std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(addr));
-    std::vector<std::string> argv = {"/usr/bin/nsenter", "-t", std::to_string(a), "-m", "-p", "-i", "-u", "--",
-                                     "/usr/bin/setpriv", "--reuid=" + u, "--regid=" + g,
-                                     groups.empty() ? "--clear-groups" : "--groups=" + groups, "--",
-                                     "/usr/bin/python3", (tmp() / "attack.py").string(), std::to_string(b), hex,
-                                     std::to_string(memfd), b_disk.string()};
+    std::vector<std::string> argv = {"/usr/bin/nsenter", "-t", std::to_string(a), "-m", "-p", "-i", "-u", "--"};
+    for (const std::string& arg : SetprivTo(a)) argv.push_back(arg);
+    for (const std::string& arg : std::vector<std::string>{"/usr/bin/python3", (tmp() / "attack.py").string(),
+                                                           std::to_string(b), hex, std::to_string(memfd),
+                                                           b_disk.string()})
+      argv.push_back(arg);
     RunResult r = RunningProcess(argv, {}).Wait(std::chrono::seconds(60));
     EXPECT_EQ(r.exit_code, 0) << r.Describe();
     std::map<std::string, std::string> out;
@@ -380,6 +376,48 @@ TEST_F(LaunchIsolationTest, ASigkilledStartsLeaseIsRecoveredByTheNextCommand) {
   EXPECT_EQ(QemuIdOf(again), "3700200");
   EXPECT_EQ(Qlaunch({"destroy", "iso-kill"}).exit_code, 0);
   ExpectNothingLeft("iso-kill", free_before_);
+}
+
+// A start SIGKILLed after it leased its ids but before it made its domain dir: its lease names a
+// dir that does not exist and a qlaunch that is gone. The next command lets it go, not only the
+// next lease: `list` (with no domain to look at), and a verb on a named domain (destroy).
+TEST_F(LaunchIsolationTest, ALeaseOfAStartKilledBeforeItsStateDirIsReapedByTheNextCommand) {
+  range_ = "3700300-3700301";
+  ::setenv("QLAUNCH_UID_RANGE", range_.c_str(), 1);
+  Env env = BaseEnv();
+  env["QLAUNCH_UID_LEASES"] = (tmp() / "leases").string();
+  env["QLAUNCH_UID_RANGE"] = range_;
+  // Leases as start does (its key, the domain dir it is about to make), then dies.
+  auto lease_and_die = [&](const std::string& name) -> uint32_t {
+    const fs::path out = tmp() / (name + ".id");
+    const pid_t child = ::fork();
+    if (child == 0) {
+      const uint32_t id = launcher::LeaseId("domain:" + name + ":00000000-0000-0000-0000-000000000000",
+                                            StateDir() / name);
+      std::ofstream(out) << id;
+      ::_exit(0);
+    }
+    int status = 0;
+    EXPECT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    EXPECT_FALSE(fs::exists(StateDir() / name));
+    return static_cast<uint32_t>(std::stoul(Slurp(out)));
+  };
+
+  const uint32_t first = lease_and_die("iso-gone");
+  EXPECT_EQ(first, 3700300u);
+  EXPECT_TRUE(launcher::IdLeased(first)) << "nothing let it go yet";
+  RunResult list = Qlaunch({"list", "--json"}, env);
+  EXPECT_EQ(list.exit_code, 0) << list.Describe();
+  EXPECT_EQ(list.out, "[]\n");
+  EXPECT_FALSE(launcher::IdLeased(first)) << "list reaped the dead start's lease";
+
+  const uint32_t second = lease_and_die("iso-gone2");
+  EXPECT_TRUE(launcher::IdLeased(second));
+  RunResult destroy = Qlaunch({"destroy", "iso-gone2"}, env);
+  EXPECT_NE(destroy.exit_code, 0) << destroy.Describe();  // not running
+  EXPECT_FALSE(launcher::IdLeased(second)) << "a verb on a named domain reaped it too";
+  ExpectNothingOwnedByTheRange({StateDir(), tmp() / "leases"});
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ struct KindName {
 constexpr KindName kNames[] = {
     {ArgKind::kInputFile, "FILE"}, {ArgKind::kInputOrStdin, "FILE|-"}, {ArgKind::kPath, "PATH"},
     {ArgKind::kDir, "DIR"},        {ArgKind::kDomain, "DOMAIN"},       {ArgKind::kUser, "USER[:GROUP]"},
-    {ArgKind::kVerb, "COMMAND"},
+    {ArgKind::kVerb, "COMMAND"},   {ArgKind::kInputOrDefined, "FILE|NAME|-"}, {ArgKind::kDefined, "DEFINED"},
 };
 
 }  // namespace

@@ -57,7 +57,7 @@ void AddAutostartCommand(CLI::App& app, CommandAction* action) {
       "Where systemd is not PID 1 the mark is kept, and a warning says that nothing starts the domain\n"
       "at boot and what to do instead. `undefine` removes the mark and disables the unit.\n"
       "Example: qlaunch autostart vm1; qlaunch autostart --disable vm1");
-  SetKind(sub->add_option("NAME", o->name, "the domain's <name>"), ArgKind::kDomain)->required();
+  SetKind(sub->add_option("NAME", o->name, "the domain's <name>"), ArgKind::kDefined)->required();
   sub->add_flag("--disable", o->disable, "unmark it: no start at boot (systemctl disable)");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }

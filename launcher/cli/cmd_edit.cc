@@ -139,7 +139,7 @@ void AddEditCommand(CLI::App& app, CommandAction* action) {
       "and the copy is kept, named. A running domain runs on as it was started; the next start uses\n"
       "the new definition.\n"
       "Example: EDITOR=nano qlaunch edit vm1");
-  SetKind(sub->add_option("NAME", o->name, "the domain's <name>"), ArgKind::kDomain)->required();
+  SetKind(sub->add_option("NAME", o->name, "the domain's <name>"), ArgKind::kDefined)->required();
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }
 

@@ -60,7 +60,7 @@ void AddStartCommand(CLI::App& app, CommandAction* action) {
   SetKind(sub->add_option("DOMAIN.xml", o->start.domain_xml,
                           "libvirt domain XML, or the NAME of a defined domain (`define`; a file of that name\n"
                           "comes first); - reads it from standard input"),
-          ArgKind::kInputOrStdin)
+          ArgKind::kInputOrDefined)
       ->required()
       ->transform([](const std::string& arg) { return DefinitionOrFile(arg); });
   SetKind(sub->add_option("--qemu", o->start.qemu,

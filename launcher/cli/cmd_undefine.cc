@@ -38,7 +38,7 @@ void AddUndefineCommand(CLI::App& app, CommandAction* action) {
       "Remove a defined domain's definition (and its autostart), like `virsh undefine`. A domain that\n"
       "runs keeps running, as a transient one: once destroyed it is gone.\n"
       "Example: qlaunch undefine vm1");
-  SetKind(sub->add_option("NAME", o->name, "the domain's <name>"), ArgKind::kDomain)->required();
+  SetKind(sub->add_option("NAME", o->name, "the domain's <name>"), ArgKind::kDefined)->required();
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }
 

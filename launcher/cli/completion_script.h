@@ -40,7 +40,9 @@ std::vector<CompletionCommand> CompletionModel(CLI::App& app);
 // The bash script completing `program` from that model: subcommand names, each command's
 // options; for a value (an option's, or the positional at the cursor): its choices, file names
 // for a file or path, directories for a directory, the domains of $QLAUNCH_STATE_DIR (default
-// /run/qlaunch) for a domain's name, user names for a user, commands for a command, and nothing
+// /run/qlaunch) for a domain's name (and the defined ones after --inactive), the definitions of
+// $QLAUNCH_CONFIG_DIR (default /etc/qlaunch/domains) for a defined domain's name (with files
+// where a file is taken too: start, run), user names for a user, commands for a command, and nothing
 // for any other value (numbers, sizes, URIs, text).
 std::string BashCompletionScript(const std::string& program, const std::vector<CompletionCommand>& commands);
 

@@ -114,6 +114,51 @@ TEST_F(CompletionDomainsTest, NoDomainsWithoutAStateDir) {
   EXPECT_EQ(Complete({"qlaunch", "destroy", ""}), (std::set<std::string>{}));
 }
 
+// Defined domains ($QLAUNCH_CONFIG_DIR: NAME.xml, and what is none: a hidden one, another file),
+// beside a state root with one domain running that is defined too and one that is not.
+class CompletionDefinedTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = std::filesystem::temp_directory_path() / ("qlaunch-completion-defined-" + std::to_string(getpid()));
+    std::filesystem::create_directories(base_ / "config" / "autostart");
+    for (const char* f : {"vm-def.xml", "vm-both.xml", ".vm-hidden.xml", "notes.txt"})
+      std::ofstream(base_ / "config" / f) << "<domain/>";
+    std::filesystem::create_directories(base_ / "state" / "vm-both");
+    std::filesystem::create_directories(base_ / "state" / "vm-run");
+    setenv("QLAUNCH_CONFIG_DIR", (base_ / "config").c_str(), 1);
+    setenv("QLAUNCH_STATE_DIR", (base_ / "state").c_str(), 1);
+  }
+  void TearDown() override {
+    unsetenv("QLAUNCH_CONFIG_DIR");
+    unsetenv("QLAUNCH_STATE_DIR");
+    std::filesystem::remove_all(base_);
+  }
+  std::filesystem::path base_;
+};
+
+TEST_F(CompletionDefinedTest, TheVerbsOfDefinedDomainsCompleteTheirNames) {
+  const std::set<std::string> defined{"vm-both", "vm-def"}, running{"vm-both", "vm-run"},
+      all{"vm-both", "vm-def", "vm-run"};
+  for (const char* verb : {"undefine", "edit", "autostart"}) EXPECT_EQ(Complete({"qlaunch", verb, ""}), defined) << verb;
+  EXPECT_EQ(Complete({"qlaunch", "autostart", "--disable", "vm-d"}), (std::set<std::string>{"vm-def"}));
+  // start and run take a file or a defined domain's name: both complete.
+  for (const char* verb : {"start", "run"}) {
+    EXPECT_EQ(Complete({"qlaunch", verb, "vm-"}), defined) << verb;
+    EXPECT_TRUE(Complete({"qlaunch", verb, "examples/demo"}).contains("examples/demo-hugepages.xml")) << verb;
+  }
+  // dumpxml: the running ones; with --inactive , the defined ones too.
+  EXPECT_EQ(Complete({"qlaunch", "dumpxml", ""}), running);
+  EXPECT_EQ(Complete({"qlaunch", "dumpxml", "--inactive", ""}), all);
+  // A verb on a running domain only: the running ones.
+  EXPECT_EQ(Complete({"qlaunch", "destroy", ""}), running);
+}
+
+TEST_F(CompletionDefinedTest, NoDefinedNamesWithoutAConfigDir) {
+  setenv("QLAUNCH_CONFIG_DIR", (base_ / "none").c_str(), 1);
+  EXPECT_EQ(Complete({"qlaunch", "undefine", ""}), (std::set<std::string>{}));
+  EXPECT_EQ(Complete({"qlaunch", "dumpxml", "--inactive", ""}), (std::set<std::string>{"vm-both", "vm-run"}));
+}
+
 TEST(CompletionScript, CompletionOffersItsShellAndHelpItsCommands) {
   EXPECT_EQ(Complete({"qlaunch", "completion", ""}), (std::set<std::string>{"bash"}));
   EXPECT_EQ(Complete({"qlaunch", "help", "st"}), (std::set<std::string>{"start"}));

@@ -32,9 +32,10 @@ std::string InputFileProblem(const std::string& path, bool stdin_allowed) {
 std::string InputFilesProblem(const CLI::App& sub) {
   for (const CLI::Option* opt : sub.get_options()) {
     const ArgKind kind = KindOf(*opt);
-    if ((kind != ArgKind::kInputFile && kind != ArgKind::kInputOrStdin) || opt->count() == 0) continue;
+    const bool or_stdin = kind == ArgKind::kInputOrStdin || kind == ArgKind::kInputOrDefined;  // a NAME is a file by now
+    if ((kind != ArgKind::kInputFile && !or_stdin) || opt->count() == 0) continue;
     for (const std::string& path : opt->results())
-      if (std::string why = InputFileProblem(path, kind == ArgKind::kInputOrStdin); !why.empty()) return why;
+      if (std::string why = InputFileProblem(path, or_stdin); !why.empty()) return why;
   }
   return "";
 }

@@ -10,11 +10,13 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "launcher/host/disk_backing.h"
+#include "launcher/host/file_acl.h"
 #include "launcher/host/state_dir.h"
 #include "launcher/host/uid_lease.h"
 
@@ -135,20 +137,25 @@ void Forget(const std::string& path) {
 
 std::string Flags(bool write) { return write ? "read-write" : "read-only"; }
 
-// A file that a domain of another uid holds: its original owner, a group leased for the file
-// (held by the file for as long as it has that group), group read (and write for a writer).
-// Returns the group for QEMU's supplementary groups.
+// A file that a domain of another uid holds: it keeps its owner (the first domain's uid, whose
+// QEMU's groups cannot change while it runs: owner read lets it reopen the file by path), and
+// gets a group leased for the file (held by the file for as long as it has that group), group
+// read (and write for a writer) for every later domain. Returns the group for QEMU's
+// supplementary groups; `join`: this domain's QEMU joins it (not for a running one, whose groups
+// are fixed: it gets an ACL entry instead). When the owning domain goes first, the file's
+// original owner takes its place (GiveOwnerBack).
 gid_t ShareFile(const LabelTarget& t, const std::string& path, const struct stat& st, const Remembered& m,
-                const fs::path& domain_dir) {
+                const fs::path& domain_dir, bool join) {
   const std::string key = "file:" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
   const gid_t g = static_cast<gid_t>(LeaseId(key, path));
-  const mode_t mode = (st.st_gid == g ? st.st_mode & 07777 : (m.mode & 07707) | 0040) | (t.write ? 0020 : 0);
-  if (::chown(path.c_str(), m.uid, g) != 0 || ::chmod(path.c_str(), mode) != 0) {
+  const mode_t mode = (st.st_gid == g ? st.st_mode & 07777 : (m.mode & 07707) | 0440) | (t.write ? 0020 : 0);
+  if (::chown(path.c_str(), st.st_uid, g) != 0 || ::chmod(path.c_str(), mode) != 0) {
     const int err = errno;
     ReleaseId(g, path);
     Fail(t, "cannot give " + t.path + " to a group shared by the domains that use it: " + std::strerror(err));
   }
   SettleHolds(path);  // held by the file's group from now on
+  if (!join) return g;
   DomainLease lease = ReadDomainLease(domain_dir).value_or(DomainLease{});
   lease.file_groups.push_back(g);
   WriteDomainLease(domain_dir, lease);
@@ -203,7 +210,7 @@ void RelabelForQemu(const std::vector<LabelTarget>& targets, const QemuUser& use
       fs::path real = fs::canonical(t.path, ec);  // chown follows symlinks; record the file itself
       Record r{ec ? t.path : real.string(), static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
                st.st_uid, st.st_gid, static_cast<mode_t>(st.st_mode & 07777)};
-      bool mine = false;
+      bool mine = false, granted = false;
       for (const Record& have : records) mine |= have.dev == r.dev && have.ino == r.ino;
       if (!mine) {
         // Shared with a running domain (on this state root, another, or another host): the owner
@@ -221,12 +228,22 @@ void RelabelForQemu(const std::vector<LabelTarget>& targets, const QemuUser& use
         records.push_back(r);
         WriteRecords(domain_dir, records);  // before the chown: a SIGKILL now still restores
         // Held by another uid (a domain of its own ids; not the other end of this domain's migration).
-        if (m && st.st_uid != user.uid && user.lease && groups) groups->push_back(ShareFile(t, r.path, st, *m, domain_dir));
+        if (m && st.st_uid != user.uid && user.lease) {
+          const gid_t g = ShareFile(t, r.path, st, *m, domain_dir, groups != nullptr);
+          if (groups) {
+            groups->push_back(g);
+          } else {  // a running QEMU (change-media, attach): its groups are fixed, an ACL entry lets it in
+            if (int err = GrantUserAcl(r.path, user.uid, t.write))
+              Fail(t, "cannot give " + t.path + ", which another domain uses, to the running QEMU's user " +
+                          user.user + " (ACL: " + std::strerror(err) + ")");
+            granted = true;
+          }
+        }
       }
       struct stat now {};
       const bool shared = groups && ::stat(t.path.c_str(), &now) == 0 &&
                           std::find(groups->begin(), groups->end(), now.st_gid) != groups->end() && now.st_gid != user.gid;
-      if (!shared && (st.st_uid != user.uid || st.st_gid != user.gid) && ::chown(t.path.c_str(), user.uid, user.gid) != 0) {
+      if (!shared && !granted && (st.st_uid != user.uid || st.st_gid != user.gid) && ::chown(t.path.c_str(), user.uid, user.gid) != 0) {
         int err = errno;
         // A read-only filesystem or one that refuses chown is fine if QEMU can open it anyway.
         if (OpenErrorAs(user, t.path, t.write ? O_RDWR : O_RDONLY) != 0)
@@ -245,8 +262,28 @@ void RelabelForQemu(const std::vector<LabelTarget>& targets, const QemuUser& use
 
 namespace {
 
+// The domain in `domain_dir` goes while others still use the file. An ACL entry its running QEMU
+// was given goes. A shared file (its group leased for it) still owned by its uid gets its
+// original owner in the uid's place (the group keeps the others' access), unless another domain
+// of that same uid on this state root uses it too (the other end of a migration on this host).
+void GiveOwnerBack(const fs::path& domain_dir, const Record& r, const struct stat& st) {
+  const std::optional<DomainLease> lease = ReadDomainLease(domain_dir);
+  if (lease) RevokeUserAcl(r.path, lease->uid, lease->uid);
+  if (!lease || st.st_uid != lease->uid || st.st_uid == r.uid || st.st_gid == lease->gid || !IdLeased(st.st_gid))
+    return;
+  std::error_code ec;
+  for (fs::directory_iterator it(domain_dir.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename() == domain_dir.filename()) continue;
+    const std::optional<DomainLease> other = ReadDomainLease(it->path());
+    if (!other || other->uid != lease->uid) continue;
+    for (const Record& o : ReadRecords(it->path()))
+      if (o.dev == r.dev && o.ino == r.ino) return;
+  }
+  (void)!::chown(r.path.c_str(), r.uid, static_cast<gid_t>(-1));
+}
+
 // Gives the file of `r` its recorded owner and mode back, unless another domain still uses it
-// or the path is another file now.
+// (then only the owner, if it was this domain's uid: GiveOwnerBack) or the path is another file now.
 void Restore(const fs::path& domain_dir, const Record& r) {
   struct stat st {};
   if (::stat(r.path.c_str(), &st) != 0) return;
@@ -255,13 +292,20 @@ void Restore(const fs::path& domain_dir, const Record& r) {
     if (m->refs > 1) {  // another domain, here or elsewhere, still uses it
       --m->refs;
       WriteRemembered(r.path, *m);
+      GiveOwnerBack(domain_dir, r, st);
       return;
     }
     Forget(r.path);
   } else if (RecordedElsewhere(domain_dir, r.dev, r.ino)) {
+    GiveOwnerBack(domain_dir, r, st);
     return;  // another domain on this state root still uses it
   }
   (void)!::chown(r.path.c_str(), r.uid, r.gid);
+  try {  // the ACL entries of running QEMUs given the file (change-media onto a shared image)
+    const IdRange range = LeaseRange();
+    RevokeUserAcl(r.path, range.first, range.last);
+  } catch (const std::invalid_argument&) {
+  }
   (void)!::chmod(r.path.c_str(), r.mode);
   // The last user of a file shared by domains of their own ids: its shared group is free again.
   if (st.st_gid != r.gid && IdLeased(st.st_gid)) ReleaseId(st.st_gid, r.path);

@@ -42,10 +42,12 @@ std::vector<LabelTarget> LabelTargets(const domain::DomainDef& def);
 // changed before the error stays recorded: removing the domain dir restores it. Call with the
 // state root locked.
 //
-// A file that a domain with another uid uses already (a read-only image two domains share) goes
-// to its original owner and a shared group leased for the file (uid_lease.h), group-readable
-// (and writable only if this domain writes it), and keeps that label until its last user goes;
-// the group is added to `groups` (QEMU's supplementary groups) and to <domain_dir>/lease.
+// A file that a domain with another uid uses already (a read-only image two domains share) keeps
+// that domain's uid as owner (owner-readable, so its QEMU can open it again by path) and gets a
+// shared group leased for the file (uid_lease.h), group-readable (and writable only if this
+// domain writes it), and keeps that group until its last user goes (the owning domain going
+// first gives the owner back to the original one); the group is added to `groups` (QEMU's
+// supplementary groups) and to <domain_dir>/lease.
 void RelabelForQemu(const std::vector<LabelTarget>& targets, const QemuUser& user,
                     const std::filesystem::path& domain_dir, std::vector<gid_t>* groups = nullptr);
 

@@ -161,6 +161,7 @@ QemuUser RecordedQemuUser(const std::filesystem::path& domain_dir, const domain:
   if (lease && u.uid == lease->uid) {
     u.groups = LeasedGroups(lease->gid, lease->file_groups);
     u.source = "leased";
+    u.lease = true;
   }
   return u;
 }

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -215,19 +216,42 @@ std::vector<uint32_t> IdsHeldBy(const fs::path& holder_dir) {
   return out;
 }
 
-std::vector<uint32_t> IdsHeldUnder(const fs::path& prefix) {
-  std::vector<uint32_t> out;
-  Registry reg;
+namespace {
+
+// Every lease with the holders that let go dropped (a number without holders is free again).
+std::vector<std::pair<uint32_t, json>> PrunedLeases(const Registry& reg) {
+  std::vector<std::pair<uint32_t, json>> out;
   for (uint32_t id : reg.Ids())
     if (auto j = reg.Read(id)) {
       json pruned = Pruned(*j, id);
       if (pruned != *j) reg.Write(id, pruned);
-      for (const json& h : pruned["holders"])
-        if (h.value("dir", "").rfind(prefix.string(), 0) == 0) {
-          out.push_back(id);
-          break;
-        }
+      if (!pruned["holders"].empty()) out.emplace_back(id, std::move(pruned));
     }
+  return out;
+}
+
+}  // namespace
+
+void ReapLeases() {
+  std::error_code ec;
+  if (!fs::exists(LeaseRegistry(), ec)) return;  // nothing leased on this host yet
+  try {
+    Registry reg;
+    (void)PrunedLeases(reg);
+  } catch (const std::runtime_error&) {
+    // Not this user's registry (an unprivileged qlaunch): root's commands reap it.
+  }
+}
+
+std::vector<uint32_t> IdsHeldUnder(const fs::path& prefix) {
+  std::vector<uint32_t> out;
+  Registry reg;
+  for (const auto& [id, pruned] : PrunedLeases(reg))
+    for (const json& h : pruned["holders"])
+      if (h.value("dir", "").rfind(prefix.string(), 0) == 0) {
+        out.push_back(id);
+        break;
+      }
   return out;
 }
 

@@ -64,6 +64,10 @@ void ReleaseId(uint32_t id, const std::filesystem::path& holder_dir);
 // or a file's) at all.
 std::vector<uint32_t> IdsHeldBy(const std::filesystem::path& holder_dir);
 bool IdLeased(uint32_t id);
+// Lets go of every holder that no longer holds (its qlaunch gone and its domain dir not naming
+// the number, e.g. a start SIGKILLed before it made its domain dir): run by every command that
+// looks at domains (list, and any verb on a named domain), not only by the next lease.
+void ReapLeases();
 // The numbers still held (holders gone are let go first) by a holder whose path begins with
 // `prefix` (a state root, a test's directory).
 std::vector<uint32_t> IdsHeldUnder(const std::filesystem::path& prefix);

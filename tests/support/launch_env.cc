@@ -176,6 +176,17 @@ std::string QemuIdOf(pid_t pid) {
   return first;
 }
 
+std::vector<std::string> SetprivTo(pid_t pid) {
+  std::map<std::string, std::string> st = ProcStatus(pid);
+  std::istringstream uid(st["Uid"]), gid(st["Gid"]), groups_in(st["Groups"]);
+  std::string u, g, groups;
+  uid >> u;
+  gid >> g;
+  for (std::string one; groups_in >> one;) groups += (groups.empty() ? "" : ",") + one;
+  return {"/usr/bin/setpriv", "--reuid=" + u, "--regid=" + g, groups.empty() ? "--clear-groups" : "--groups=" + groups,
+          "--"};
+}
+
 void ExpectUnprivileged(pid_t pid) {
   std::map<std::string, std::string> st = ProcStatus(pid);
   // Ids of the domain's own, leased from the range (launcher/host/uid_lease.h), not the shared

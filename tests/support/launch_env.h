@@ -54,6 +54,9 @@ std::map<std::string, std::string> ProcStatus(pid_t pid);
 void ExpectUnprivileged(pid_t pid);
 // The real uid of the process, as a number ("" when it is gone).
 std::string QemuIdOf(pid_t pid);
+// setpriv to the ids of the process (its uid, gid and supplementary groups: what code running in
+// that QEMU has), up to the "--" that precedes the command.
+std::vector<std::string> SetprivTo(pid_t pid);
 
 // The process is gone: no /proc entry, or a zombie (exited, not yet reaped) with no thread
 // still exiting.

@@ -8,6 +8,7 @@
 
 #include "domain/parser.h"
 #include "launcher/host/process_identity.h"
+#include "launcher/host/uid_lease.h"
 #include "launcher/lifecycle/change/running_def.h"
 #include "launcher/lifecycle/session/domain_session.h"
 
@@ -21,6 +22,7 @@ nlohmann::json ReadDevicesJson(const StateDir& state, const std::string& name) {
 
 std::vector<DomainEntry> ListDomains(const StateDir& state, std::chrono::milliseconds qmp_timeout) {
   std::vector<DomainEntry> out;
+  ReapLeases();  // with no domain dir to look up, a killed start's lease goes here
   for (const std::string& name : state.Names()) {
     const DomainStatus st = LookUpDomain(state, name, qmp_timeout);
     if (st.kind == DomainStatus::Kind::kStale) continue;  // reaped

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "launcher/host/uid_lease.h"
+
 namespace qlaunch::launcher {
 
 DomainStatus PeekDomain(const StateDir& state, const std::string& name) { return state.Inspect(name); }
@@ -33,6 +35,7 @@ DomainStatus LookUpDomain(const StateDir& state, const std::string& name, std::c
 }
 
 ProcessRef RunningQemu(const StateDir& state, const std::string& name, Verb verb) {
+  ReapLeases();  // a start killed before its domain dir existed left a lease no dir names
   try {
     CheckDomainName(name);
   } catch (const std::invalid_argument&) {

@@ -223,6 +223,10 @@ def write_doc(machine, starts, earlies, gigantic, pre, planner, work, tcg_starts
         w("")
     w("![Start latency against guest size](img/start-latency.png)")
     w("")
+    if os.path.exists(os.path.join(work, "warm.jsonl")):
+        w("The warm-start line: `scripts/bench-warm` run by `scripts/bench` at the same sizes, the median of its "
+          "starts taking a warm set of the pool (one cell, fork to exit; see the warm pool's section below).")
+        w("")
     w("qlaunch's phases (median ms; `timings_ms` of `start --json`, see docs/usage.md), and what the whole start adds "
       "to the kernel's own limit (total − kernel). That difference holds qlaunch's own work (parse to preflight, "
       "the memfds and the fork in spawn, cont) and QEMU's start-up (`qmp_ready`), which the population overlaps but "

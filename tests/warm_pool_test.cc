@@ -513,6 +513,9 @@ TEST_F(WarmPoolTest, TargetIsKeptAfterAStartTakesASet) {
   EXPECT_TRUE(fs::exists(tmp() / "targets" / pool_name_ / "warm-it.json"));
   nlohmann::json s = Start();
   EXPECT_EQ(s["memory_sources"]["ram-node0"], "warm") << s.dump();
+  // The worker runs at idle priority (SCHED_IDLE): on a busy host it may not have run, or exec'd,
+  // when the start returns. Waited for by what it makes.
+  for (int i = 0; i < 3000 && Pages("warm") < 32; ++i) std::this_thread::sleep_for(20ms);
   WaitForScrub();
   EXPECT_EQ(Pages("in_use"), 32u);
   EXPECT_EQ(Pages("warm"), 32u) << "the worker a start on warm sets leaves did not refill the target";

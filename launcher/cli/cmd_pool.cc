@@ -155,7 +155,10 @@ int Scrub(const Options& o) {
   RefillResult f;
   if (targets) f = RefillWarmTargets(host, &stop.flag());
   if (o.json) {
-    nlohmann::json j{{"files", r.files}, {"bytes", r.bytes}, {"seconds", r.seconds}};
+    nlohmann::json scrubbed = nlohmann::json::array();
+    for (const ScrubbedFile& f : r.scrubbed)
+      scrubbed.push_back({{"node", f.node}, {"bytes", f.bytes}, {"cpus", f.cpus.Ids()}, {"observed_cpus", f.observed_cpus.Ids()}});
+    nlohmann::json j{{"files", r.files}, {"bytes", r.bytes}, {"seconds", r.seconds}, {"scrubbed", scrubbed}};
     if (targets) j["refilled"] = {{"sets", f.sets}, {"bytes", f.bytes}, {"errors", f.errors}};
     std::printf("%s\n", j.dump().c_str());
   } else {

@@ -4,11 +4,14 @@
 // private one by QEMU in object-add; the guest's MemTotal follows, the pages are taken and given
 // back; the hostile inputs are refused with the guest untouched. And a virtio-mem device attached
 // at run time (on a spare root port), grown and shrunk by update-memory-device, its detach
-// refused by QEMU 7.2 with the guest untouched.
+// refused by QEMU 7.2 with the guest untouched. And a DIMM from the warm pool (issue 38): dirty
+// when detached, scrubbed warm again once QEMU has let go of it.
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -66,8 +69,8 @@ class AttachMemoryTest : public LaunchTest {
     return p.string();
   }
   // Starts `name` on the hotplug guest; its QEMU's pid and the guest's first MemTotal (KiB).
-  void Boot(const std::string& name, const HotplugGuest& guest, pid_t* pid, uint64_t* mem_total_kib) {
-    RunResult started = Qlaunch({"start", "--json", WriteXml(name, guest)});
+  void Boot(const std::string& name, const HotplugGuest& guest, pid_t* pid, uint64_t* mem_total_kib, const Env& env = {}) {
+    RunResult started = Qlaunch({"start", "--json", WriteXml(name, guest)}, env);
     ASSERT_EQ(started.exit_code, 0) << started.Describe();
     *pid = json::parse(started.out).value("pid", 0);
     const std::string first = guest.Report("mem", [](const std::string&) { return true; }, std::chrono::seconds(120));
@@ -238,6 +241,69 @@ TEST_F(AttachMemoryTest, AVirtioMemDeviceAttachedAtRunTimeGrowsAndShrinksTheGues
 
   EXPECT_EQ(Qlaunch({"destroy", "am-vmem"}).exit_code, 0);
   ExpectHostClean("am-vmem", pid, 256);
+}
+
+// attach-device takes a warm file for the DIMM (nothing filled); detach-device makes it dirty and
+// the detached scrub warm again, the same file, once QEMU has unmapped it; the guest is back to
+// its memory and every page is accounted for.
+TEST_F(AttachMemoryTest, AWarmDimmIsDirtyWhenDetachedThenScrubbedWarm) {
+  const std::string pool = "qlaunch-test-am-" + std::to_string(::getpid());
+  const Env env{{"QLAUNCH_POOL_DIR", pool}, {"QLAUNCH_POOL_TARGETS", (tmp() / "targets").string()}};
+  const fs::path dir = fs::path("/dev/hugepages") / pool;
+  struct Drain {  // whatever happens: the domain gone, the pool's pages back, its directory too
+    std::function<void()> f;
+    ~Drain() { f(); }
+  } drain{[&] {
+    Qlaunch({"destroy", "am-warm"}, env);
+    for (int i = 0; i < 200 && Qlaunch({"pool", "drain", "--json"}, env).out.find("\"left\":0") == std::string::npos; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }};
+  auto files = [&](const std::string& state) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.path().filename().string().starts_with(state + ".")) out.push_back(e.path().filename().string().substr(state.size()));
+    return out;
+  };
+  pid_t pid = 0;
+  uint64_t base = 0;
+  ASSERT_NO_FATAL_FAILURE(Boot("am-warm", guest_, &pid, &base, env));
+  SmallDomain shape;  // one 128 MiB backend on node 0: the DIMM's shape
+  shape.name = "am-shape";
+  shape.cells = 1;
+  shape.cell_mib = 128;
+  shape.type = "qemu";
+  RunResult filled = Qlaunch({"pool", "fill", "--qemu", kQemu72, WriteDomain(shape)}, env);
+  ASSERT_EQ(filled.exit_code, 0) << filled.Describe();
+  ASSERT_EQ(files("warm").size(), 1u);
+  const std::string warm_file = files("warm")[0];  // ".n0.BYTES.SERIAL"
+  EXPECT_EQ(HugepagesFree(), 64u);
+
+  const std::string dimm = "<memory model='dimm'>\n  <target><size unit='MiB'>128</size><node>0</node></target>\n</memory>\n";
+  RunResult attached = Qlaunch({"attach-device", "--json", "am-warm", DeviceFile("dimm.xml", dimm)}, env);
+  ASSERT_EQ(attached.exit_code, 0) << attached.Describe();
+  EXPECT_EQ(json::parse(attached.out).value("prealloc", ""), "warm") << attached.out;
+  EXPECT_EQ(HugepagesFree(), 64u) << "nothing allocated: the warm file's pages serve it";
+  EXPECT_EQ(files("use"), std::vector<std::string>{warm_file});
+  EXPECT_EQ(MemTotalOnceItIs(guest_, base + 128 * 1024), base + 128 * 1024);
+
+  RunResult detached = Qlaunch({"detach-device", "--json", "am-warm", (tmp() / "dimm.xml").string()}, env);
+  ASSERT_EQ(detached.exit_code, 0) << detached.Describe();
+  EXPECT_EQ(MemTotalOnceItIs(guest_, base), base);
+  EXPECT_TRUE(files("use").empty()) << "the detached DIMM's file is still in use";
+  // Dirty, then scrubbed by the detached worker once QEMU has unmapped it: warm again, same file.
+  for (int i = 0; i < 600 && files("warm").empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(files("warm"), std::vector<std::string>{warm_file});
+  EXPECT_TRUE(files("dirty").empty() && files("scrub").empty());
+  EXPECT_EQ(HugepagesFree(), 64u);
+  EXPECT_EQ(MemoryDevices("am-warm"), 0u);
+
+  EXPECT_EQ(Qlaunch({"destroy", "am-warm"}, env).exit_code, 0);
+  RunResult drained = Qlaunch({"pool", "drain", "--json"}, env);
+  EXPECT_NE(drained.out.find("\"files\":1"), std::string::npos) << drained.Describe();
+  ExpectHostClean("am-warm", pid, 256);
 }
 
 }  // namespace

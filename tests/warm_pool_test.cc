@@ -78,7 +78,7 @@ class WarmPoolTest : public LaunchTest {
 
   fs::path PoolDir() const { return fs::path("/dev/hugepages") / pool_name_; }
   qlaunch::testing::Env Env(const std::string& fault = "") const {
-    qlaunch::testing::Env e{{"QLAUNCH_POOL_DIR", pool_name_}};
+    qlaunch::testing::Env e{{"QLAUNCH_POOL_DIR", pool_name_}, {"QLAUNCH_POOL_TARGETS", (tmp() / "targets").string()}};
     if (!fault.empty()) e["QLAUNCH_POOL_FAULT"] = fault;
     return e;
   }
@@ -255,6 +255,12 @@ TEST_F(WarmPoolTest, BadInputIsRefusedAndNothingIsMade) {
   EXPECT_EQ(r.exit_code, 1) << r.Describe();
   EXPECT_NE(r.err.find("the pool cannot hold this domain's memory"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("memory 'ram-node0'"), std::string::npos) << r.err;
+  r = Qlaunch({"pool", "target", "--count", "1", "--qemu", kQemu72, plain.string()}, Env());
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_NE(r.err.find("the pool cannot hold this domain's memory"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(tmp() / "targets" / pool_name_)) << "a target the pool cannot hold was kept";
+  r = Qlaunch({"pool", "target", xml_}, Env());
+  EXPECT_EQ(r.exit_code, 2) << "target DOMAIN.xml without --count: " << r.Describe();
 
   r = Qlaunch({"pool", "fill", "--qemu", kQemu72, "--prealloc", "qemu", xml_}, Env());
   EXPECT_EQ(r.exit_code, 1) << r.Describe();
@@ -264,7 +270,7 @@ TEST_F(WarmPoolTest, BadInputIsRefusedAndNothingIsMade) {
   EXPECT_EQ(r.exit_code, 2) << r.Describe();
   r = Qlaunch({"pool", "status", xml_}, Env());
   EXPECT_EQ(r.exit_code, 2) << r.Describe();
-  EXPECT_NE(r.err.find("qlaunch: error: pool: DOMAIN.xml goes with fill only"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("qlaunch: error: pool: DOMAIN.xml goes with fill and target only"), std::string::npos) << r.err;
   r = Qlaunch({"pool", "fill"}, Env());
   EXPECT_EQ(r.exit_code, 2) << r.Describe();
 
@@ -462,6 +468,85 @@ TEST_F(WarmPoolTest, FailedStartGivesItsWarmFileBack) {
     EXPECT_EQ(st.st_uid, 0u) << phase << ": root's again";
   }
   ExpectNothingLeft(domain_.name, free_before_ - 32);
+}
+
+// A start SIGKILLed right after it claimed a warm file, before the file is recorded in any state
+// dir (QLAUNCH_POOL_FAULT=claim-stall): while the claimer lives its file is in use; once it is
+// dead, nobody has the file open or mapped, so the next command counts it dirty (not in use for
+// good), it is scrubbed and a start takes it again, all zero.
+TEST_F(WarmPoolTest, FileOfAKilledClaimerIsNotInUseForever) {
+  ASSERT_EQ(Qlaunch({"pool", "fill", "--qemu", kQemu72, xml_}, Env()).exit_code, 0);
+  auto env = BaseEnv();
+  for (const auto& [k, v] : Env("claim-stall")) env[k] = v;
+  RunningProcess claimer({QlaunchBinary(), "start", "--json", "--qemu", kQemu72, xml_}, env);
+  for (int i = 0; i < 1500 && !FileIn("use"); ++i) std::this_thread::sleep_for(20ms);
+  std::optional<fs::path> used = FileIn("use");
+  ASSERT_TRUE(used) << "the start did not claim the warm file: " << claimer.ErrSoFar();
+  // The host writes through it, as a guest could have if QEMU had been spawned on it.
+  WritePattern(*used);
+  EXPECT_EQ(Pages("in_use"), 32u) << "a live claim is not an orphan";
+  EXPECT_EQ(Pages("dirty"), 0u);
+  ASSERT_EQ(::kill(claimer.pid(), SIGKILL), 0);
+  RunResult killed = claimer.Wait();
+  EXPECT_NE(killed.exit_code, 0) << killed.Describe();
+  EXPECT_FALSE(fs::exists(DomainStateDir(domain_.name))) << "killed before its state dir was made";
+  // `pool status` (the next command) finds the orphan and starts its scrub.
+  EXPECT_EQ(Pages("in_use"), 0u) << "the killed claimer's file is still in use";
+  WaitForScrub();
+  EXPECT_EQ(Pages("warm"), 32u);
+  EXPECT_EQ(HugepagesFree(), free_before_ - 32) << "every page accounted for";
+  nlohmann::json s = StartWaiting();
+  EXPECT_EQ(s["memory_sources"]["ram-node0"], "warm") << s.dump();
+  std::optional<fs::path> again = FileIn("use");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(NonZeroBytes(*again), 0u) << "the killed claimer's bytes reached the next domain";
+  EXPECT_EQ(Pages("in_use"), 32u) << "a running domain's file is not an orphan";
+}
+
+// pool target: the set is filled at once; a start takes it and the worker the start leaves behind
+// makes another; the domain's end brings its set back warm beside it; --count 0 ends the target.
+TEST_F(WarmPoolTest, TargetIsKeptAfterAStartTakesASet) {
+  RunResult set = Qlaunch({"pool", "target", "--count", "1", "--qemu", kQemu72, xml_}, Env());
+  ASSERT_EQ(set.exit_code, 0) << set.Describe();
+  EXPECT_EQ(set.out, "1 warm set (64.0 MiB) filled up to the targets\nwarm-it: 1 set to keep, 1 warm or being scrubbed\n");
+  EXPECT_EQ(Pages("warm"), 32u);
+  EXPECT_TRUE(fs::exists(tmp() / "targets" / pool_name_ / "warm-it.json"));
+  nlohmann::json s = Start();
+  EXPECT_EQ(s["memory_sources"]["ram-node0"], "warm") << s.dump();
+  // The worker runs at idle priority (SCHED_IDLE): on a busy host it may not have run, or exec'd,
+  // when the start returns. Waited for by what it makes.
+  for (int i = 0; i < 3000 && Pages("warm") < 32; ++i) std::this_thread::sleep_for(20ms);
+  WaitForScrub();
+  EXPECT_EQ(Pages("in_use"), 32u);
+  EXPECT_EQ(Pages("warm"), 32u) << "the worker a start on warm sets leaves did not refill the target";
+  EXPECT_EQ(HugepagesFree(), free_before_ - 64);
+  Destroy();
+  WaitForScrub();
+  EXPECT_EQ(Pages("warm"), 64u) << "the ended domain's set is warm again beside the target's";
+  RunResult list = Qlaunch({"pool", "target", "--json"}, Env());
+  ASSERT_EQ(list.exit_code, 0) << list.Describe();
+  const nlohmann::json targets = nlohmann::json::parse(list.out).at("targets");
+  ASSERT_EQ(targets.size(), 1u) << list.out;
+  EXPECT_EQ(targets[0]["sets"], 2u);
+  EXPECT_EQ(targets[0]["count"], 1u);
+  // A second target is refilled by `pool scrub` (what the worker and the boot unit run).
+  SmallDomain other = domain_;
+  other.name = "warm-it2";
+  const std::string other_xml = WriteDomain(other);
+  ASSERT_EQ(Qlaunch({"pool", "target", "--count", "3", "--qemu", kQemu72, other_xml}, Env()).exit_code, 0);
+  EXPECT_EQ(Pages("warm"), 96u) << "2 sets there, 1 filled";
+  ASSERT_EQ(Qlaunch({"pool", "drain"}, Env()).exit_code, 0);
+  RunResult scrub = Qlaunch({"pool", "scrub"}, Env());
+  EXPECT_EQ(scrub.exit_code, 0) << scrub.Describe();
+  EXPECT_EQ(scrub.out, "0 files (0 B) scrubbed\n3 warm sets (192.0 MiB) filled up to the targets\n");
+  EXPECT_EQ(Pages("warm"), 96u);
+  EXPECT_EQ(Qlaunch({"pool", "target", "--count", "0", xml_}, Env()).exit_code, 0);
+  EXPECT_EQ(Qlaunch({"pool", "target", "--count", "0", other_xml}, Env()).exit_code, 0);
+  EXPECT_FALSE(fs::exists(tmp() / "targets" / pool_name_)) << "no target left";
+  RunResult none = Qlaunch({"pool", "target"}, Env());
+  EXPECT_EQ(none.out, "no warm targets (" + (tmp() / "targets" / pool_name_).string() + ")\n");
+  ASSERT_EQ(Qlaunch({"pool", "drain"}, Env()).exit_code, 0);
+  EXPECT_EQ(HugepagesFree(), free_before_);
 }
 
 // A full hugetlbfs (a mount's size= limit below the set, in a mount namespace of the fill's own):

@@ -36,7 +36,9 @@ constexpr EnvironmentInfo kEnvironment[] = {
     {"NOTIFY_SOCKET", "run: where READY=1 goes once the guest runs (systemd Type=notify)"},
     {"QLAUNCH_FAULT", "testing aid: preflight, spawn, qmp, prealloc, cont or running makes start fail at that phase"},
     {"QLAUNCH_POOL_DIR", "the warm pool's directory name under each hugetlbfs mount (default qlaunch-pool)"},
-    {"QLAUNCH_POOL_FAULT", "testing aid: clean-early, scrub-stall, trust-stale or fill-stall breaks the warm pool there"},
+    {"QLAUNCH_POOL_FAULT",
+     "testing aid: clean-early, scrub-stall, trust-stale, fill-stall or claim-stall breaks the warm pool there"},
+    {"QLAUNCH_POOL_TARGETS", "where the warm pool's targets are kept (default /etc/qlaunch/pool-targets)"},
     {"QLAUNCH_HOTPLUG_FAULT",
      "testing aid: device_add, qemu-dies or crash makes attach-device, detach-device or change-media fail there"},
 };
@@ -57,6 +59,7 @@ constexpr FileInfo kFiles[] = {
     {"$QLAUNCH_CONFIG_DIR/NAME.xml", "a defined domain's XML (define, edit; mode 0600 in a root-only directory)"},
     {"$QLAUNCH_CONFIG_DIR/autostart/NAME.xml", "a defined domain marked for autostart (a link to ../NAME.xml)"},
     {"$QLAUNCH_STATE_DIR/NAME/pool", "the warm pool files the domain took (dirty once it ends)"},
+    {"/etc/qlaunch/pool-targets/POOL/NAME.json", "a warm target: the sets of domain NAME the pool keeps (pool target)"},
     {"HUGETLBFS/qlaunch-pool/", "the warm pool (mode 0700): STATE.nNODE.BYTES.SERIAL, STATE warm, use, dirty, scrub or fill"},
     {"/var/lib/qlaunch/nvram/NAME_VARS.fd", "a UEFI domain's variables, kept across starts"},
     {"$QLAUNCH_CACHE_DIR/", "QEMU capabilities, one file per QEMU binary, renewed when the binary changes"},

@@ -66,11 +66,20 @@ bool WorkerHolds(const fs::path& p) {
   return ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
 }
 
-// Whether any process but us has the file open or mapped: a write lease is refused then.
+// Whether any process but us has the file open or mapped: a write lease is refused then. A lease
+// refused for any other reason counts as open: only a granted lease proves that nobody has it.
 bool OpenElsewhere(int fd) {
-  if (::fcntl(fd, F_SETLEASE, F_WRLCK) != 0) return errno == EAGAIN || errno == EBUSY;
+  if (::fcntl(fd, F_SETLEASE, F_WRLCK) != 0) return true;
   ::fcntl(fd, F_SETLEASE, F_UNLCK);
   return false;
+}
+
+// A use file nobody has open or mapped: its claimer was killed (SIGKILL) before it recorded the
+// file in a domain's state dir, or before QEMU took it; or its QEMU ended and nobody has released
+// it yet. Whoever had it may have let a guest write it: it is dirty.
+bool OrphanedUse(const fs::path& p) {
+  UniqueFd fd(::open(p.c_str(), O_RDWR | O_CLOEXEC));
+  return fd.valid() && !OpenElsewhere(fd.get());
 }
 
 }  // namespace
@@ -171,7 +180,15 @@ unsigned PoolDir::RecoverStale() const {
   if (!Exists()) return 0;
   UniqueFd lock = Lock();
   unsigned changed = 0;
+  bool orphans = false;
   for (WarmEntry e : List()) {
+    if (e.name.state == WarmState::kUse && OrphanedUse(e.path)) {
+      Rename(&e, WarmState::kDirty);
+      ::chown(e.path.c_str(), 0, 0);  // QEMU's user may have it: root's again, like the directory
+      orphans = true;
+      ++changed;
+      continue;
+    }
     if (e.name.state != WarmState::kFill && e.name.state != WarmState::kScrub) continue;
     if (WorkerHolds(e.path)) continue;
     if (e.name.state == WarmState::kFill) {
@@ -181,6 +198,8 @@ unsigned PoolDir::RecoverStale() const {
     }
     ++changed;
   }
+  lock.Reset();
+  if (orphans) StartScrubber(dir_.filename().string());
   return changed;
 }
 

@@ -14,8 +14,11 @@
 //   dirty  its domain ended (the state dir went): a guest's bytes may be in it
 //   scrub  being zeroed by a scrubber, which holds an flock on the file
 // A fill or scrub file whose flock nobody holds was left by a killed worker: a fill is given
-// back (unlinked), a scrub is dirty again (RecoverStale). A dirty file is scrubbed only when no
-// process has it open or mapped (a write lease is refused otherwise).
+// back (unlinked), a scrub is dirty again (RecoverStale). A use file that no process has open or
+// mapped (a write lease on it is granted) was left by a claimer killed before it recorded the file
+// in its domain's state dir, or by a QEMU that ended: it is dirty (RecoverStale), never in use for
+// good. A claimer holds its fd from the claim until QEMU has the file, so a live claim is never
+// taken for an orphan. A dirty file is scrubbed only when no process has it open or mapped.
 #pragma once
 
 #include <sys/types.h>
@@ -37,7 +40,8 @@ inline constexpr const char* kPoolDirEnv = "QLAUNCH_POOL_DIR";
 // Testing aid: clean-early (the scrubber sets the clean mark, then stops before zeroing),
 // scrub-stall (the scrubber stops for good halfway through its first file, to be killed),
 // trust-stale (a scrub file a killed scrubber left is taken as warm), fill-stall (a fill waits
-// for a signal after its first set, to be interrupted there). The first three break a promise of
+// for a signal after its first set, to be interrupted there), claim-stall (a start or a DIMM
+// attach stops for good right after it claims a warm file, before recording it, to be killed). The first three break a promise of
 // the pool on purpose, so that a test can show it would see that.
 inline constexpr const char* kPoolFaultEnv = "QLAUNCH_POOL_FAULT";
 bool PoolFault(std::string_view what);
@@ -80,8 +84,9 @@ class PoolDir {
 
   // The files of the pool, by name (other names are ignored).
   std::vector<WarmEntry> List() const;
-  // What killed workers left: unlocked fill files unlinked, unlocked scrub files dirty again.
-  // Returns how many files it changed.
+  // What killed workers left: unlocked fill files unlinked, unlocked scrub files dirty again, use
+  // files nobody has open or mapped dirty (and a scrubber started for them). Returns how many
+  // files it changed.
   unsigned RecoverStale() const;
 
   // A new file in state fill of `bytes` (ftruncated), locked; throws naming the file.

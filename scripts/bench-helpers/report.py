@@ -33,11 +33,29 @@ def gnuplot(script):
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
 
 
-def plot_start(starts, png, work):
+def warm_results(work):
+    """size GiB -> [fork-to-exit ms of each warm start] (scripts/bench-warm's JSON lines, warm.jsonl)."""
+    res = defaultdict(list)
+    path = os.path.join(work, "warm.jsonl")
+    if not os.path.exists(path):
+        return {}
+    for line in open(path):
+        if line.startswith("{"):
+            r = json.loads(line)
+            if r.get("kind") == "warm" and "exit_ms" in r:
+                res[r["size_gib"]].append(r["exit_ms"])
+    return dict(res)
+
+
+def plot_start(starts, png, work, warm=None):
+    warm = warm or {}
     data = os.path.join(work, "start.dat")
     with open(data, "w") as f:
         for (size, cells), b in starts.items():
-            f.write(f"{size} " + " ".join(str(starter(b, n) or "NaN") for n in ("qlaunch", "virsh", "qemu", "kernel")) + "\n")
+            f.write(f"{size} " + " ".join(str(starter(b, n) or "NaN") for n in ("qlaunch", "virsh", "qemu", "kernel")) +
+                    f" {med(warm[size]) if warm.get(size) else 'NaN'}\n")
+    warm_line = (",\\\n     '' using 1:6 with linespoints lw 2 dt 4 title 'qlaunch start from the warm pool (bench-warm, 1 cell)'"
+                 if warm else "")
     gnuplot(f"""set terminal pngcairo noenhanced size 900,520 font ",10"
 set output '{png}'
 set title "Start latency, spawn to running (median ms), 2 MiB hugepages, shared memfd"
@@ -45,7 +63,7 @@ set xlabel "guest memory (GiB)"; set ylabel "ms"; set key top left; set grid
 plot '{data}' using 1:2 with linespoints lw 2 title 'qlaunch start', \\
      '' using 1:3 with linespoints title 'virsh create', \\
      '' using 1:4 with linespoints title 'plain QEMU', \\
-     '' using 1:5 with linespoints dt 2 title 'kernel populate limit (populate_ref)'
+     '' using 1:5 with linespoints dt 2 title 'kernel populate limit (populate_ref)'{warm_line}
 """)
 
 
@@ -205,6 +223,10 @@ def write_doc(machine, starts, earlies, gigantic, pre, planner, work, tcg_starts
         w("")
     w("![Start latency against guest size](img/start-latency.png)")
     w("")
+    if os.path.exists(os.path.join(work, "warm.jsonl")):
+        w("The warm-start line: `scripts/bench-warm` run by `scripts/bench` at the same sizes, the median of its "
+          "starts taking a warm set of the pool (one cell, fork to exit; see the warm pool's section below).")
+        w("")
     w("qlaunch's phases (median ms; `timings_ms` of `start --json`, see docs/usage.md), and what the whole start adds "
       "to the kernel's own limit (total − kernel). That difference holds qlaunch's own work (parse to preflight, "
       "the memfds and the fork in spawn, cont) and QEMU's start-up (`qmp_ready`), which the population overlaps but "
@@ -345,7 +367,7 @@ def main():
     img = os.path.join(args.out, "img")
     os.makedirs(img, exist_ok=True)
     if starts:
-        plot_start(starts, os.path.join(img, "start-latency.png"), args.work)
+        plot_start(starts, os.path.join(img, "start-latency.png"), args.work, warm_results(args.work))
     if pre:
         plot_prealloc(pre, os.path.join(img, "prealloc-throughput.png"), args.work)
     doc_path = os.path.join(args.out, "benchmarks.md")

@@ -129,7 +129,9 @@ json DomainInfo(const StateDir& state, const std::string& name) {
     if (auto it = matched.find(b["id"].get<std::string>()); it != matched.end()) {
       std::map<unsigned, uint64_t> placed = it->second.bytes_by_node;
       source = "qemu-mapped";
-      if (auto backing = BackingByNode(qemu.pid, it->second)) {
+      Mapping mapped = it->second;  // an untouched hugetlb file's mapping names no page size: the plan's
+      if (!mapped.page_bytes) mapped.page_bytes = b.value("page_size_bytes", uint64_t{0});
+      if (auto backing = mapped.page_bytes ? BackingByNode(qemu.pid, mapped) : std::nullopt) {
         placed = std::move(*backing);
         source = "backing";
       }

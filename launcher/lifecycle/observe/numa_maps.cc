@@ -33,8 +33,12 @@ std::vector<Mapping> ParseNumaMaps(const std::string& maps_text, const std::stri
     Mapping& m = out[it->second];
     m.policy = policy;
     std::map<unsigned, uint64_t> pages;
+    bool sized = false;
     for (std::string field; f >> field;) {
-      if (field.rfind("kernelpagesize_kB=", 0) == 0) {
+      if (field == "huge" && !sized) {
+        m.page_bytes = 0;  // a hugetlb mapping: its page size is named only once a page is mapped
+      } else if (field.rfind("kernelpagesize_kB=", 0) == 0) {
+        sized = true;
         m.page_bytes = std::strtoull(field.c_str() + 18, nullptr, 10) * 1024;
       } else if (field.size() > 2 && field[0] == 'N' && std::isdigit(static_cast<unsigned char>(field[1]))) {
         size_t eq = field.find('=');
@@ -63,7 +67,10 @@ std::map<std::string, Mapping> MatchBackends(const std::vector<Mapping>& mapping
         break;
       }
   auto fits = [](const Mapping& m, const BackendRef& b) {
-    if (m.size != b.size_bytes || m.page_bytes != (b.page_bytes ? b.page_bytes : 4096)) return false;
+    const uint64_t page = b.page_bytes ? b.page_bytes : 4096;
+    // A hugetlb mapping with no page mapped yet (a warm pool file the guest has not touched) says
+    // no page size: any huge page size fits it.
+    if (m.size != b.size_bytes || (m.page_bytes ? m.page_bytes != page : page <= 4096)) return false;
     const size_t colon = m.policy.find(':');
     const std::string nodes = colon == std::string::npos ? "" : m.policy.substr(colon + 1);
     return nodes == b.nodes;

@@ -17,7 +17,7 @@ namespace qlaunch::launcher {
 struct Mapping {
   uint64_t start = 0, size = 0;
   std::string path;                          // "" for anonymous memory
-  uint64_t page_bytes = 4096;                // kernelpagesize_kB
+  uint64_t page_bytes = 4096;                // kernelpagesize_kB; 0: hugetlb, no page mapped yet
   std::string policy;                        // "default", "bind:0", "interleave:0-1", ...
   std::map<unsigned, uint64_t> bytes_by_node;  // N<node>=<pages> x page size
 };

@@ -59,5 +59,28 @@ TEST(NumaMaps, QemuMemfdsAreToldApartByPolicyAndPageSize) {
   EXPECT_EQ(got["ram-node2"].bytes_by_node, (std::map<unsigned, uint64_t>{{3, 8u << 20}}));
 }
 
+// A warm pool file QEMU maps but the guest has not touched: numa_maps says "huge" and no page
+// size; it is matched by size and policy all the same (the NUMA lab's CPU-less node 2).
+TEST(NumaMaps, AnUntouchedHugetlbFileIsMatchedWithoutItsPageSize) {
+  const char* maps =
+      "7fa0a5800000-7fa0a6000000 rw-s 00000000 00:25 7          /dev/hugepages/qlaunch-pool/use.n2.8388608.a-1-1\n"
+      "7fa0a6200000-7fa0a6a00000 rw-s 00000000 00:25 8          /dev/hugepages/qlaunch-pool/use.n0.8388608.a-1-0\n"
+      "7fa0b0000000-7fa0b0800000 rw-p 00000000 00:00 0 \n";
+  const char* numa =
+      "7fa0a5800000 bind:2 file=/dev/hugepages/qlaunch-pool/use.n2.8388608.a-1-1 huge\n"
+      "7fa0a6200000 bind:0 file=/dev/hugepages/qlaunch-pool/use.n0.8388608.a-1-0 huge dirty=1 N0=1 kernelpagesize_kB=2048\n"
+      "7fa0b0000000 bind:2 anon=1 dirty=1 N2=1 kernelpagesize_kB=4\n";
+  std::vector<Mapping> m = ParseNumaMaps(maps, numa);
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[0].page_bytes, 0u);
+  EXPECT_EQ(m[1].page_bytes, 2u << 20);
+  auto got = MatchBackends(m, {{"ram-node0", 8u << 20, 2u << 20, "0"}, {"ram-node1", 8u << 20, 2u << 20, "2"},
+                               {"ram-small", 8u << 20, 0, "2"}});
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got["ram-node0"].start, 0x7fa0a6200000u);
+  EXPECT_EQ(got["ram-node1"].start, 0x7fa0a5800000u);
+  EXPECT_EQ(got["ram-small"].start, 0x7fa0b0000000u) << "ordinary pages never take a hugetlb mapping";
+}
+
 }  // namespace
 }  // namespace qlaunch::launcher

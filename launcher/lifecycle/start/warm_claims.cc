@@ -7,6 +7,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "launcher/lifecycle/start/warm_target.h"
+
 namespace qlaunch::launcher {
 
 std::optional<WarmShape> ShapeOf(const qemu::MemoryBackend& b, const numa::HostTopology& host) {
@@ -34,6 +36,7 @@ std::optional<HeldFile> ClaimWarmFile(const qemu::MemoryBackend& b, const numa::
     PoolDir(dir->second).MarkWarm(&*f);  // nobody opened it: still clean
     throw std::runtime_error(error);
   }
+  while (PoolFault("claim-stall")) ::pause();  // claimed, not yet recorded: waits to be killed
   return f;
 }
 
@@ -51,7 +54,14 @@ WarmClaims WarmClaims::Take(const qemu::LaunchPlan& plan, const numa::HostTopolo
 }
 
 WarmClaims::~WarmClaims() {
-  if (committed_) return;
+  if (committed_) {
+    // The pool is short of what it took: the detached worker fills its targets up again.
+    try {
+      if (!files_.empty() && AnyWarmTarget()) StartScrubber(files_.begin()->second.path.parent_path().filename().string());
+    } catch (const std::exception&) {
+    }
+    return;
+  }
   for (auto& [id, f] : files_) {  // nobody but us opened it: still clean, back to warm
     ::fchown(f.fd.get(), 0, 0);
     try {

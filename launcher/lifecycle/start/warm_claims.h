@@ -6,7 +6,8 @@
 // Claimed under the hugepage pool lock, before the pre-flight, which then counts only what is
 // still to be allocated (SubtractFromNeeds). Until Commit() (the claims recorded in the domain's
 // state dir, "pool"), destruction puts the files back as warm: nobody but qlaunch opened them.
-// After it, the domain's end makes them dirty (host/state_dir.cc, RemoveDomainDir).
+// After it, the domain's end makes them dirty (host/state_dir.cc, RemoveDomainDir), and when the
+// pool has targets (warm_target.h) the claims' end starts the detached worker that refills them.
 #pragma once
 
 #include <sys/types.h>

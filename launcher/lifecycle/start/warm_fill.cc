@@ -214,8 +214,10 @@ ScrubResult ScrubPool(const numa::HostTopology& host, const std::atomic<bool>* s
         for (;;) ::pause();
       }
       const Clock::time_point begin = Clock::now();
-      prealloc::Populate({&m.region, 1}, opts);
+      const prealloc::PopulateResult done = prealloc::Populate({&m.region, 1}, opts);
       result.seconds += std::chrono::duration<double>(Clock::now() - begin).count();
+      if (!done.regions.empty())
+        result.scrubbed.push_back({m.file.name.node, m.file.name.bytes, done.regions[0].cpus, done.regions[0].observed_cpus});
       m.mapping.reset();
       dir.MarkWarm(&m.file);  // the clean mark: only after every byte is zero
       ++result.files;

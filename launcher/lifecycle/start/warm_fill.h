@@ -43,10 +43,17 @@ struct PoolFillResult {
 PoolFillResult FillPool(const std::vector<ShapedBackend>& set, unsigned count, const numa::HostTopology& host,
                         const std::atomic<bool>* stop, prealloc::ProgressFn progress);
 
+struct ScrubbedFile {
+  unsigned node = 0;
+  uint64_t bytes = 0;
+  IdSet cpus;           // where its workers were pinned: the CPUs nearest its node
+  IdSet observed_cpus;  // where they were seen running
+};
 struct ScrubResult {
   unsigned files = 0;
   uint64_t bytes = 0;
   double seconds = 0;  // zeroing them
+  std::vector<ScrubbedFile> scrubbed;
 };
 // Scrubs every dirty file of every page size's pool, one at a time, until none is left.
 ScrubResult ScrubPool(const numa::HostTopology& host, const std::atomic<bool>* stop = nullptr);

@@ -8,6 +8,7 @@
 
 #include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
+#include "launcher/cli/input_file.h"
 #include "launcher/lifecycle/start/definition.h"
 #include "launcher/lifecycle/start/inputs.h"
 #include "launcher/lifecycle/start/start.h"
@@ -69,12 +70,7 @@ void AddRunCommand(CLI::App& app, CommandAction* action) {
       "With --incoming the domain is the destination of a migration (as for start), supervised from\n"
       "then on; a migration that fails there ends with 5.\n"
       "Example: qlaunch run --shutdown-timeout 60 --pidfile /run/vm1.pid vm1.xml");
-  SetKind(sub->add_option("DOMAIN.xml", o->start.domain_xml,
-                          "libvirt domain XML, or the NAME of a defined domain (`define`; a file of that name\n"
-                          "comes first); - reads it from standard input"),
-          ArgKind::kInputOrDefined)
-      ->required()
-      ->transform([](const std::string& arg) { return DefinitionOrFile(arg); });
+  AddDomainInput(sub, &o->start.domain_xml);
   SetKind(sub->add_option("--qemu", o->start.qemu, "QEMU binary (as for start)"), ArgKind::kPath);
   sub->add_option("--prealloc", o->prealloc, "auto|qemu|launcher (as for start)")
       ->check(CLI::IsMember({"auto", "qemu", "launcher"}))

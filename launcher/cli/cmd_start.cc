@@ -7,6 +7,7 @@
 
 #include "launcher/cli/arg_kind.h"
 #include "launcher/cli/command.h"
+#include "launcher/cli/input_file.h"
 #include "launcher/lifecycle/start/definition.h"
 #include "launcher/lifecycle/start/inputs.h"
 #include "launcher/lifecycle/start/start.h"
@@ -57,12 +58,7 @@ void AddStartCommand(CLI::App& app, CommandAction* action) {
       "with --run-early, while the guest runs and its memory is still being filled).\n"
       "Examples: qlaunch start --json examples/two-cells-hugepages.xml\n"
       "          qlaunch start --run-early --progress examples/two-cells-hugepages.xml");
-  SetKind(sub->add_option("DOMAIN.xml", o->start.domain_xml,
-                          "libvirt domain XML, or the NAME of a defined domain (`define`; a file of that name\n"
-                          "comes first); - reads it from standard input"),
-          ArgKind::kInputOrDefined)
-      ->required()
-      ->transform([](const std::string& arg) { return DefinitionOrFile(arg); });
+  AddDomainInput(sub, &o->start.domain_xml);
   SetKind(sub->add_option("--qemu", o->start.qemu,
                   "QEMU binary (default: the domain's <emulator>, else /usr/bin/qemu-system-x86_64)"), ArgKind::kPath);
   sub->add_option("--prealloc", o->prealloc,

@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "launcher/cli/arg_kind.h"
+#include "launcher/lifecycle/start/definition.h"
 
 namespace qlaunch::launcher {
 
@@ -45,6 +46,15 @@ std::string ReadStdinXml() {
   ss << std::cin.rdbuf();
   if (ss.str().empty()) throw std::runtime_error("<stdin>: no domain XML on standard input");
   return ss.str();
+}
+
+void AddDomainInput(CLI::App* sub, std::string* domain_xml) {
+  SetKind(sub->add_option("DOMAIN.xml", *domain_xml,
+                          "libvirt domain XML, or the NAME of a defined domain (`define`; a file of that name\n"
+                          "comes first); - reads it from standard input"),
+          ArgKind::kInputOrDefined)
+      ->required()
+      ->transform([](const std::string& arg) { return DefinitionOrFile(arg); });
 }
 
 }  // namespace qlaunch::launcher

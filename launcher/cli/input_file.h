@@ -21,6 +21,10 @@ std::string InputFileProblem(const std::string& path, bool stdin_allowed);
 // kind kInputFile and kInputOrStdin), or "".
 std::string InputFilesProblem(const CLI::App& sub);
 
+// The DOMAIN.xml argument of start and run: a libvirt domain XML file, the NAME of a defined
+// domain (read as its definition's path; a file of that name comes first) or - (standard input).
+void AddDomainInput(CLI::App* sub, std::string* domain_xml);
+
 // The whole of standard input; an error saying so when it is empty.
 std::string ReadStdinXml();
 

@@ -1,7 +1,11 @@
 // qlaunch run: start a domain and supervise it in the foreground until it is gone.
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <string>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -25,10 +29,27 @@ struct Options {
   bool json = false;
 };
 
+// The pid file: written whole (a temporary file renamed over it) before the start, so that
+// whoever sees the domain running (list, systemd's PIDFile= after READY=1) finds it; removed
+// however run ends.
+struct PidFile {
+  std::string path;
+  explicit PidFile(std::string p) : path(std::move(p)) {
+    if (path.empty()) return;
+    const std::string tmp = path + ".tmp";
+    std::ofstream(tmp) << ::getpid() << "\n";
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) std::remove(tmp.c_str());
+  }
+  ~PidFile() {
+    if (!path.empty()) std::remove(path.c_str());
+  }
+};
+
 int Run(Options& o) {
   InstallRunSignals();
   o.start.prealloc = *ParsePreallocMode(o.prealloc);
   o.start.supervised = true;
+  const PidFile pid_file(o.pidfile);
   StartReport report;
   try {
     // The domain's <on_*> come from the start's own parse: `run` reads the XML once, as `start` does.
@@ -45,13 +66,11 @@ int Run(Options& o) {
   }
   if (o.json) std::fprintf(stderr, "%s\n", ToJson(report).dump().c_str());
   else std::fprintf(stderr, "%s", ToTable(report).c_str());
-  if (!o.pidfile.empty()) std::ofstream(o.pidfile) << ::getpid() << "\n";
   SuperviseOptions so;
   so.shutdown_timeout = std::chrono::milliseconds(static_cast<long long>(o.shutdown_timeout_s * 1000));
   so.json = o.json;
   int rc = Supervise(StateDir(o.start.state_root.empty() ? DefaultStateRoot() : o.start.state_root), report.name,
                      report.lifecycle, so);
-  if (!o.pidfile.empty()) std::remove(o.pidfile.c_str());
   return rc;
 }
 
@@ -87,7 +106,7 @@ void AddRunCommand(CLI::App& app, CommandAction* action) {
                   "seconds between the ACPI power button and destroy on SIGTERM/SIGINT (0: destroy at once)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  SetKind(sub->add_option("--pidfile", o->pidfile, "write qlaunch run's pid here while it supervises"), ArgKind::kPath);
+  SetKind(sub->add_option("--pidfile", o->pidfile, "write qlaunch run's pid here while it starts and supervises the domain"), ArgKind::kPath);
   sub->add_flag("--json", o->json, "the start report and every event as JSON lines on stderr");
   sub->callback([o, action] { *action = [o] { return Run(*o); }; });
 }

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "common/file_lock.h"
 #include "common/unique_fd.h"
 #include "launcher/host/state_dir.h"
 
@@ -90,11 +91,7 @@ void DefinedDomains::WithLock(const std::function<void()>& fn) const {
     fs::create_directories(root_.parent_path(), ec);
     if (::mkdir(root_.c_str(), 0700) != 0 && errno != EEXIST) Fail("create", root_);
   }
-  const fs::path lock = root_ / ".lock";
-  UniqueFd fd(::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
-  if (fd.get() < 0) Fail("open", lock);
-  while (::flock(fd.get(), LOCK_EX) != 0)
-    if (errno != EINTR) Fail("lock", lock);
+  const UniqueFd lock = LockExclusive(root_ / ".lock", LockOn::kFile, "the domain definitions' lock");
   fn();
 }
 

@@ -1,6 +1,7 @@
 #include "launcher/host/state_dir.h"
 #include "launcher/host/warm_pool.h"
 
+#include "common/file_lock.h"
 #include "launcher/host/cgroup.h"
 #include "launcher/host/file_labels.h"
 #include "launcher/host/uid_lease.h"
@@ -175,18 +176,7 @@ void StateDir::WithLock(const std::function<void()>& fn) const {
   std::error_code ec;
   fs::create_directories(root_, ec);
   if (ec) throw std::runtime_error("cannot create state directory " + root_.string() + ": " + ec.message());
-  int fd = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) throw std::runtime_error("cannot open state directory " + root_.string() + ": " + std::strerror(errno));
-  while (::flock(fd, LOCK_EX) != 0) {
-    if (errno == EINTR) continue;
-    int err = errno;
-    ::close(fd);
-    throw std::runtime_error("cannot lock state directory " + root_.string() + ": " + std::strerror(err));
-  }
-  struct Unlock {
-    int fd;
-    ~Unlock() { ::close(fd); }  // closing the only descriptor releases the flock
-  } unlock{fd};
+  const UniqueFd lock = LockExclusive(root_, LockOn::kDirectory, "state directory");
   fn();
 }
 

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/file_lock.h"
 #include "launcher/host/state_dir.h"
 
 namespace qlaunch::launcher {
@@ -56,14 +57,8 @@ class Registry {
     std::error_code ec;
     fs::create_directories(dir_, ec);
     ::chmod(dir_.c_str(), 0700);
-    fd_ = ::open((dir_ / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd_ < 0)
-      throw std::runtime_error("cannot open the uid lease registry " + (dir_ / ".lock").string() + ": " +
-                               std::strerror(errno));
-    while (::flock(fd_, LOCK_EX) != 0)
-      if (errno != EINTR) break;
+    lock_ = LockExclusive(dir_ / ".lock", LockOn::kFile, "the uid lease registry");
   }
-  ~Registry() { ::close(fd_); }
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
 
@@ -95,7 +90,7 @@ class Registry {
 
  private:
   fs::path dir_;
-  int fd_ = -1;
+  UniqueFd lock_;
 };
 
 bool NamesId(const fs::path& dir, uint32_t id) {

@@ -20,6 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/file_lock.h"
+
 extern char** environ;
 
 namespace qlaunch::launcher {
@@ -161,11 +163,7 @@ void PoolDir::Create() const {
 }
 
 UniqueFd PoolDir::Lock() const {
-  UniqueFd fd(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd.valid()) throw std::runtime_error(Errno("cannot open the pool directory " + dir_.string(), errno));
-  while (::flock(fd.get(), LOCK_EX) != 0)
-    if (errno != EINTR) throw std::runtime_error(Errno("cannot lock " + dir_.string(), errno));
-  return fd;
+  return LockExclusive(dir_, LockOn::kDirectory, "the pool directory");
 }
 
 std::vector<WarmEntry> PoolDir::List() const {
@@ -303,17 +301,17 @@ void ReleaseDomainWarmFiles(const fs::path& list_file) {
     if (!n || n->state != WarmState::kUse) continue;
     PoolDir dir(p.parent_path());
     if (!dir.Exists()) continue;
-    UniqueFd lock(::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (lock.valid()) ::flock(lock.get(), LOCK_EX);
-    WarmEntry e{p, *n};
-    std::error_code ec;
-    if (!fs::exists(p, ec)) continue;
     try {
+      // renamed only under the directory's lock, as every other change of state
+      const UniqueFd lock = LockExclusive(dir.path(), LockOn::kDirectory, "the pool directory");
+      WarmEntry e{p, *n};
+      std::error_code ec;
+      if (!fs::exists(p, ec)) continue;
       Rename(&e, WarmState::kDirty);
       ::chown(e.path.c_str(), 0, 0);  // QEMU's user had it; root's again, like the directory
       dirty_dirs.insert(p.parent_path().filename().string());
     } catch (const std::exception&) {
-      // left in use: `pool status` shows it, `pool drain` says so
+      // left in use (unlockable or not renamed): `pool status` shows it, `pool drain` says so
     }
   }
   for (const std::string& name : dirty_dirs) StartScrubber(name);

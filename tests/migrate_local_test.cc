@@ -6,8 +6,11 @@
 //     bytes, no page taken from the pool, almost nothing sent, still paused, then resumed; a second
 //     swap, of the running domain; destroy then leaves nothing;
 //   - QEMU 5.2 replaced by 7.2 under a running domain (an upgrade), memory handed over alike;
+//   - a domain on warm pool files (issue 38): the files handed over alike, still in use after the
+//     swap, dirty at its end and scrubbed warm;
 //   - refusals with the domain untouched: shared memory QEMU made itself (--prealloc qemu), a
 //     domain under `qlaunch run`, a URI given with --local.
+#include <functional>
 #include <thread>
 
 #include "support/guest_memory.h"
@@ -143,12 +146,76 @@ TEST_F(MigrateLocalTest, AnOlderQemuIsReplacedByANewerOne) {
   EXPECT_TRUE(PidGone(old_pid));
 }
 
+// Started on warm files of the pool (its own directory), not memfds: the same files go to the new
+// QEMU, stay the domain's (in use) through the swap, and go dirty, then warm, only at its end.
+TEST_F(MigrateLocalTest, WarmPoolFilesAreHandedOverAndKeptInUse) {
+  if (!fs::is_directory("/dev/hugepages")) GTEST_SKIP() << "no hugetlbfs mounted at /dev/hugepages";
+  const std::string pool = "qlaunch-test-swap-" + std::to_string(::getpid());
+  const Env env{{"QLAUNCH_POOL_DIR", pool}, {"QLAUNCH_POOL_TARGETS", (tmp() / "targets").string()}};
+  const fs::path pool_dir = fs::path("/dev/hugepages") / pool;
+  struct AtEnd {
+    std::function<void()> fn;
+    ~AtEnd() { fn(); }
+  } drain{[&] {  // whatever the test did, nothing of the pool is left
+    Qlaunch({"destroy", dom_.name}, env);
+    Qlaunch({"pool", "drain"}, env);
+    std::error_code ec;
+    fs::remove_all(pool_dir, ec);
+  }};
+  // The pool's files in state `state` ("warm.", "use.", ...).
+  const auto files_in = [&](const std::string& state) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(pool_dir, ec))
+      if (e.path().filename().string().starts_with(state)) out.push_back(e.path().filename().string());
+    return out;
+  };
+  const std::string xml = WriteDomain(dom_);
+  RunResult fill = Qlaunch({"pool", "fill", xml}, env);
+  ASSERT_EQ(fill.exit_code, 0) << fill.Describe();
+  ASSERT_EQ(files_in("warm.").size(), 2u);
+  RunResult started = Qlaunch({"start", "--json", xml}, env);
+  ASSERT_EQ(started.exit_code, 0) << started.Describe();
+  const nlohmann::json sj = nlohmann::json::parse(started.out, nullptr, false);
+  EXPECT_EQ(sj["memory_sources"], (nlohmann::json{{"ram-node0", "warm"}, {"ram-node1", "warm"}})) << started.out;
+  const pid_t old_pid = sj.value("pid", 0);
+  const uint64_t free_with_guest = HugepagesFree();
+
+  ASSERT_EQ(Qlaunch({"suspend", dom_.name}, env).exit_code, 0);
+  const fs::path dir = DomainStateDir(dom_.name);
+  ASSERT_EQ(FillQemuMemfds(old_pid, dom_.name, 13, dir), 2) << "QEMU holds both warm files";
+  const std::string digest = DigestQemuMemfds(old_pid, dom_.name, dir);
+  const std::vector<std::string> in_use = files_in("use.");
+  ASSERT_EQ(in_use.size(), 2u);
+
+  RunResult m = Qlaunch({"migrate", dom_.name, "--local", "--json"}, env);
+  ASSERT_EQ(m.exit_code, 0) << m.Describe();
+  const nlohmann::json j = nlohmann::json::parse(m.out, nullptr, false);
+  const pid_t new_pid = j.value("new_pid", 0);
+  EXPECT_EQ(j.value("handed_over_bytes", uint64_t{0}), dom_.Bytes());
+  EXPECT_LT(j.value("ram_transferred_bytes", uint64_t{1} << 40), uint64_t{1} << 20) << m.out;
+  EXPECT_TRUE(PidGone(old_pid));
+  EXPECT_EQ(DigestQemuMemfds(new_pid, dom_.name, dir), digest) << "the new QEMU holds the same files, bytes intact";
+  EXPECT_EQ(files_in("use."), in_use) << "still the domain's";
+  EXPECT_TRUE(files_in("dirty.").empty());
+  EXPECT_EQ(HugepagesFree(), free_with_guest) << "no page taken or given back";
+  ASSERT_EQ(Qlaunch({"resume", dom_.name}, env).exit_code, 0);
+  EXPECT_EQ(Status(), "running");
+
+  EXPECT_EQ(Qlaunch({"destroy", dom_.name}, env).exit_code, 0);
+  EXPECT_TRUE(files_in("use.").empty()) << "dirty at the domain's end";
+  // destroy started the detached scrubber: both files warm again.
+  for (int i = 0; i < 1500 && files_in("warm.").size() < 2; ++i) std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_EQ(files_in("warm.").size(), 2u);
+  EXPECT_TRUE(files_in("dirty.").empty() && files_in("scrub.").empty());
+}
+
 TEST_F(MigrateLocalTest, RefusedWithTheDomainUntouched) {
   // Shared memory QEMU made and filled itself: nothing qlaunch could hand over.
   const pid_t pid = Start({"--prealloc", "qemu"});
   RunResult m = Qlaunch({"migrate", dom_.name, "--local"});
   EXPECT_EQ(m.exit_code, 1) << m.Describe();
-  EXPECT_NE(m.err.find("shared memory backend ram-node0 that is not one of qlaunch's memfds"), std::string::npos)
+  EXPECT_NE(m.err.find("shared memory backend ram-node0 that is not one of qlaunch's memfds or warm files"), std::string::npos)
       << m.err;
   EXPECT_NE(m.err.find("the domain runs on as it is"), std::string::npos) << m.err;
   EXPECT_EQ(Status(), "running");

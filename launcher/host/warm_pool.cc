@@ -289,6 +289,27 @@ std::vector<WarmEntry> PoolDir::Drain() const {
   return gone;
 }
 
+std::string WarmRecordLine(const fs::path& file, const std::string& backend_id) {
+  return file.string() + "\t" + backend_id + "\n";
+}
+
+namespace {
+bool IsWarmRecord(const std::string& name) { return name == "pool" || name.starts_with("pool."); }
+}  // namespace
+
+std::map<std::string, fs::path> DomainWarmFiles(const fs::path& domain_dir) {
+  std::map<std::string, fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(domain_dir, ec)) {
+    if (!IsWarmRecord(e.path().filename().string())) continue;
+    std::ifstream in(e.path());
+    std::string line;
+    while (std::getline(in, line))
+      if (const size_t tab = line.find('\t'); tab != std::string::npos) out[line.substr(tab + 1)] = line.substr(0, tab);
+  }
+  return out;
+}
+
 void ReleaseDomainWarmFiles(const fs::path& list_file) {
   std::ifstream in(list_file);
   if (!in) return;
@@ -296,7 +317,7 @@ void ReleaseDomainWarmFiles(const fs::path& list_file) {
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
-    const fs::path p(line);
+    const fs::path p(line.substr(0, line.find('\t')));
     auto n = ParseWarmName(p.filename().string());
     if (!n || n->state != WarmState::kUse) continue;
     PoolDir dir(p.parent_path());

@@ -110,8 +110,14 @@ class PoolDir {
   std::filesystem::path dir_;
 };
 
-// use -> dirty for the pool files listed in `list_file` (a domain's "pool" record, one path a
-// line), then a detached scrubber (StartScrubber) when any became dirty. For the end of a domain.
+// A domain's records of the pool files it holds: its start's "pool" and one "pool.<backend id>"
+// per DIMM attached since, in its state dir; a line per file, "<path>\t<backend id>\n".
+std::string WarmRecordLine(const std::filesystem::path& file, const std::string& backend_id);
+// Backend id -> pool file, from every record in `domain_dir` (migrate --local hands them over).
+std::map<std::string, std::filesystem::path> DomainWarmFiles(const std::filesystem::path& domain_dir);
+
+// use -> dirty for the pool files listed in `list_file` (one of a domain's records), then a
+// detached scrubber (StartScrubber) when any became dirty. For the end of a domain.
 void ReleaseDomainWarmFiles(const std::filesystem::path& list_file);
 
 // Starts `qlaunch pool scrub` detached (its own session, SCHED_IDLE, nice 19, stdio on

@@ -74,7 +74,7 @@ HotplugResult AttachMemoryDevice(const std::string& name, DomainSession& s, Runn
         CheckHugepagePools(warm ? std::vector<qemu::LaunchPlan::PoolNeed>{} : plan.pool_needs, host, reserved);
     if (!problems.empty()) throw std::runtime_error(where + ": " + problems.front().message + "; the domain is unchanged");
   }
-  if (warm) AtomicWrite(warm_record, warm->path.string() + "\n");  // the domain's end (or the detach) makes it dirty
+  if (warm) AtomicWrite(warm_record, WarmRecordLine(warm->path, plan.backend.id));  // the domain's end (or the detach) makes it dirty
   auto release_warm = [&] {  // QEMU may have seen it: dirty, scrubbed in the background
     if (!warm) return;
     warm.reset();

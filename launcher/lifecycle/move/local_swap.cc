@@ -20,6 +20,7 @@
 #include "launcher/host/qemu_mounts.h"
 #include "launcher/host/qemu_user.h"
 #include "launcher/host/qmp_listener.h"
+#include "launcher/host/warm_pool.h"
 #include "launcher/lifecycle/change/running_def.h"
 #include "launcher/lifecycle/move/migration_poll.h"
 #include "launcher/lifecycle/observe/domain_xml.h"
@@ -50,6 +51,17 @@ struct OwnedFds {
 // qlaunch's memfds of domain `name` that QEMU `pid` holds, opened again by backend id.
 void OpenQemuMemfds(pid_t pid, const std::string& name, OwnedFds* out) {
   for (const auto& [id, path] : QemuMemfds(pid, name)) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) throw std::runtime_error("cannot open " + path.string() + " (" + id + "): " + std::strerror(errno));
+    out->by_backend[id] = fd;
+  }
+}
+
+// The warm pool files the domain's backends took (its records, warm_pool.h), opened again by
+// backend id: they stay in use, the domain's, and go dirty only at its end.
+void OpenWarmFiles(const fs::path& domain_dir, OwnedFds* out) {
+  for (const auto& [id, path] : DomainWarmFiles(domain_dir)) {
+    if (out->by_backend.count(id)) continue;
     const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) throw std::runtime_error("cannot open " + path.string() + " (" + id + "): " + std::strerror(errno));
     out->by_backend[id] = fd;
@@ -110,6 +122,7 @@ LocalSwapReport SwapQemu(const StateDir& state, const LocalSwapOptions& o) {
   popts.incoming = true;
   OwnedFds memfds;  // opened before planning: the plan's fd numbers are the ones still free
   OpenQemuMemfds(r.old_pid, o.name, &memfds);
+  OpenWarmFiles(dir, &memfds);
   const qemu::LaunchPlan plan = PlanStart(def, host, caps, &popts);
   FdReservation reservation(popts.first_launcher_fd, static_cast<int>(LauncherBackendCount(plan)));
   for (const qemu::MemoryBackend& b : plan.backends) {
@@ -120,7 +133,7 @@ LocalSwapReport SwapQemu(const StateDir& state, const LocalSwapOptions& o) {
       r.handed_over_bytes += b.size_bytes;
     } else if (b.shared || launcher) {
       throw std::runtime_error(Refused(o.name, "has shared memory backend " + b.id +
-                                                   " that is not one of qlaunch's memfds (QEMU made it: its memory "
+                                                   " that is not one of qlaunch's memfds or warm files (QEMU made it: its memory "
                                                    "cannot be handed over; start with --prealloc auto or launcher)"));
     }
   }

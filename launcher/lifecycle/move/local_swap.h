@@ -1,7 +1,8 @@
 // SwapQemu: `qlaunch migrate NAME --local [--qemu BINARY]`, a new QEMU (the same binary or a newer
 // one) put under a running domain without copying its memory. qlaunch owns the guest's shared
-// hugetlb memfds (the backends it filled, start_memory.h): it opens them again through the old
-// QEMU's /proc/PID/fd (root), hands them to a new QEMU planned from the running definition as the
+// hugetlb memfds (the backends it filled, start_memory.h) and the warm pool files its backends took
+// (host/warm_pool.h; they stay in use, the domain's): it opens the memfds again through the old
+// QEMU's /proc/PID/fd (root) and the files by the paths the domain recorded, hands them to a new QEMU planned from the running definition as the
 // destination of a migration (`-incoming defer`, the memfds at the planned fd numbers), and
 // migrates with x-ignore-shared on both ends, so RAM in shared memory is not sent: the switch-over
 // carries device state (and any private memory) only and does not grow with the shared memory.
@@ -9,7 +10,7 @@
 // Then, under the state root's lock, the domain's pid, pid.start, qmp.sock and plan.json name the
 // new QEMU, and the old one (postmigrate) is quit. The domain keeps its state dir, cgroup (the new
 // QEMU joins it), labels, mem-path dirs and hugepages. Refused before anything is made for a
-// shared backend that is not one of qlaunch's memfds (QEMU's own would be lost), for host-side
+// shared backend that is not one of qlaunch's memfds or warm files (QEMU's own would be lost), for host-side
 // devices qlaunch made (taps, sockets, VNC/SPICE ports, UEFI vars: the old QEMU holds them), and
 // for a domain under `qlaunch run` (its supervisor watches the old QEMU). On any failure the new
 // QEMU is killed and the old one runs on as before.

@@ -91,7 +91,7 @@ void WarmClaims::SubtractFromNeeds(std::vector<qemu::LaunchPlan::PoolNeed>* need
 
 std::string WarmClaims::Record() const {
   std::string out;
-  for (const auto& [id, f] : files_) out += f.path.string() + "\n";
+  for (const auto& [id, f] : files_) out += WarmRecordLine(f.path, id);
   return out;
 }
 

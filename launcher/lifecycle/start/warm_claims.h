@@ -55,7 +55,7 @@ class WarmClaims {
   HeldFile* Find(const std::string& id);
   // The pool needs of the plan, less the pages these files already hold.
   void SubtractFromNeeds(std::vector<qemu::LaunchPlan::PoolNeed>* needs) const;
-  // "<path>\n" per file: the domain's "pool" record.
+  // The domain's "pool" record (WarmRecordLine per file).
   std::string Record() const;
   void Commit() { committed_ = true; }
   // Backend id -> "warm" for those taken here.

@@ -241,7 +241,7 @@ TEST_F(AttachDeviceTest, HostileInputLeavesTheGuestAsItWas) {
     const char* verb;
     std::string xml;
     std::string error;
-    std::map<std::string, std::string> env;
+    std::map<std::string, std::string> env = {};
   };
   const std::string d = kImages;
   const std::vector<Case> cases = {

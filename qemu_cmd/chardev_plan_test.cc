@@ -122,7 +122,7 @@ TEST(PlanCharDevices, AsLibvirt) {
   for (const Case& c : cases) {
     auto d = testing::MakeDomain();
     d.devices.chardevs = c.chrs;
-    if (c.chrs.size() > 2 && c.chrs[2].type == "spicevmc") d.devices.graphics.push_back({.type = "spice"});
+    if (c.chrs.size() > 2 && c.chrs[2].type == "spicevmc") d.devices.graphics.emplace_back().type = "spice";
     EXPECT_EQ(Argv(d, Opts()), c.want) << c.what;
   }
 }

@@ -310,7 +310,9 @@ TEST(PlanSound, ModelsAndCodecs) {
   int pci = 0;
   for (const PlannedDevice& dev : p.devices) {
     pci += dev.pci;
-    if (dev.pci) EXPECT_EQ(dev.rank, PciRank::kSound);
+    if (dev.pci) {
+      EXPECT_EQ(dev.rank, PciRank::kSound);
+    }
   }
   EXPECT_EQ(pci, 3);  // the codecs sit on the HDA bus
 }

@@ -33,14 +33,14 @@ TEST(PlanMiscDevices, AbsentBalloonIsVirtioNoneIsNothing) {
   EXPECT_EQ(devs[0].id, "balloon0");
   EXPECT_TRUE(devs[0].pci);
   EXPECT_EQ(devs[0].rank, PciRank::kBalloon);
-  d.devices.memballoon = domain::MemBalloon{.model = "none"};
+  d.devices.memballoon.emplace().model = "none";
   EXPECT_TRUE(Plan(d, testing::Caps72()).empty());
 }
 
 TEST(PlanMiscDevices, InLibvirtsOrderWithTheirOptions) {
   auto d = testing::MakeDomain();
-  d.devices.watchdogs = {domain::Watchdog{.model = "i6300esb", .action = "dump"}};
-  d.devices.memballoon = domain::MemBalloon{.model = "virtio", .autodeflate = true, .free_page_reporting = true};
+  d.devices.watchdogs = {domain::Watchdog{.model = "i6300esb", .action = "dump", .address = {}}};
+  d.devices.memballoon = domain::MemBalloon{.model = "virtio", .autodeflate = true, .free_page_reporting = true, .address = {}};
   d.devices.memballoon->address.type = "pci";
   d.devices.memballoon->address.slot = 6;
   domain::Rng rate = Random("/dev/hwrng");
@@ -79,9 +79,9 @@ TEST(PlanMiscDevices, InLibvirtsOrderWithTheirOptions) {
 
 TEST(PlanMiscDevices, Qemu52TakesKeyValueObjects) {
   auto d = testing::MakeDomain();
-  d.devices.memballoon = domain::MemBalloon{.model = "none"};
+  d.devices.memballoon.emplace().model = "none";
   d.devices.rngs = {Random("/dev/u,random")};
-  d.devices.watchdogs = {domain::Watchdog{.model = "ib700", .action = "inject-nmi"}};
+  d.devices.watchdogs = {domain::Watchdog{.model = "ib700", .action = "inject-nmi", .address = {}}};
   auto devs = Plan(d, testing::Caps52());
   EXPECT_FALSE(devs[0].pci);  // ib700 is ISA
   EXPECT_EQ(RenderDevicePlan(devs),
@@ -92,7 +92,8 @@ TEST(PlanMiscDevices, Qemu52TakesKeyValueObjects) {
 
 TEST(PlanMiscDevices, OneWatchdogOnly) {
   auto d = testing::MakeDomain();
-  d.devices.watchdogs = {domain::Watchdog{.model = "i6300esb"}, domain::Watchdog{.model = "ib700"}};
+  d.devices.watchdogs = {domain::Watchdog{.model = "i6300esb", .address = {}},
+                         domain::Watchdog{.model = "ib700", .address = {}}};
   EXPECT_THROW(Plan(d, testing::Caps72()), DiagnosticError);
 }
 

@@ -303,7 +303,7 @@ TEST(PlanLaunch, FullArgvOnNewQemu) {
   auto d = MakeDomain();
   d.uuid = "c7a5fdbd-edaf-9455-926a-d65c16db1809";
   d.os.boot = {"hd", "network"};
-  d.devices.memballoon = domain::MemBalloon{.model = "virtio"};
+  d.devices.memballoon.emplace().model = "virtio";
   d.cpu.mode = "host-passthrough";
   PlanOptions opts;
   opts.qmp_socket = "/run/qlaunch/vm1/qmp.sock";

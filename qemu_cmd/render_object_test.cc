@@ -171,9 +171,11 @@ TEST(RenderNumaNode, DisjointCpusRepeatTheKey) {
 }
 
 TEST(RenderMemoryDevice, SlotAndAddrOnlyWhenGiven) {
-  MemoryDeviceArg d{"pc-dimm", "dimm0", "memdimm0", 1, 0u, 4294967296ull};
+  MemoryDeviceArg d{.driver = "pc-dimm", .id = "dimm0", .memdev = "memdimm0", .node = 1, .slot = 0u,
+                    .addr = 4294967296ull, .requested_size = {}, .pci_address = {}};
   EXPECT_EQ(RenderMemoryDevice(d), "pc-dimm,node=1,memdev=memdimm0,id=dimm0,slot=0,addr=4294967296");
-  MemoryDeviceArg n{"nvdimm", "nvdimm1", "memnvdimm1", 0, std::nullopt, std::nullopt};
+  MemoryDeviceArg n{.driver = "nvdimm", .id = "nvdimm1", .memdev = "memnvdimm1", .node = 0, .slot = std::nullopt,
+                    .addr = std::nullopt, .requested_size = {}, .pci_address = {}};
   EXPECT_EQ(RenderMemoryDevice(n), "nvdimm,node=0,memdev=memnvdimm1,id=nvdimm1");
 }
 

@@ -110,7 +110,9 @@ TEST(VirtioMemPlan, SizeIsRoundedUpToWholeBlocksAndZeroRequestedIsLeftOut) {
   ASSERT_EQ(p.backends.size(), 2u);
   EXPECT_EQ(p.backends[1].size_bytes, GiB + 4 * MiB);
   for (const std::string& dev : Values(p, "-device"))
-    if (dev.starts_with("virtio-mem-pci")) EXPECT_EQ(dev.find("requested-size"), std::string::npos) << dev;
+    if (dev.starts_with("virtio-mem-pci")) {
+      EXPECT_EQ(dev.find("requested-size"), std::string::npos) << dev;
+    }
 }
 
 TEST(VirtioMemPlan, FollowsTheVirtioInputsOnPci) {
@@ -135,7 +137,9 @@ TEST(VirtioMemPlan, QemuWithoutReserveOrDevicePreallocGetsTheBackendAloneAndANot
   for (const std::string& o : Values(p, "-object"))
     EXPECT_EQ(o.find("reserve"), std::string::npos) << o;
   for (const std::string& dev : Values(p, "-device"))
-    if (dev.starts_with("virtio-mem-pci")) EXPECT_EQ(dev.find("prealloc"), std::string::npos) << dev;
+    if (dev.starts_with("virtio-mem-pci")) {
+      EXPECT_EQ(dev.find("prealloc"), std::string::npos) << dev;
+    }
   ASSERT_EQ(p.notes.size(), 1u);
   EXPECT_EQ(p.notes[0].line, 21);
   EXPECT_NE(p.notes[0].message.find("cannot preallocate what it plugs"), std::string::npos);

@@ -183,7 +183,9 @@ TEST_F(AttachDeviceTest, EachDeviceComesAndGoesAsUnderLibvirt) {
   ASSERT_EQ(BridgePorts(), ports_before);
   // libvirt leaves a read-only image (the cdrom's) to its QEMU user: root's again for qlaunch's run.
   for (const DeviceFile& d : devices)
-    if (!d.image.empty()) ASSERT_EQ(::chown(d.image.c_str(), 0, 0), 0);
+    if (!d.image.empty()) {
+      ASSERT_EQ(::chown(d.image.c_str(), 0, 0), 0);
+    }
 
   RunResult started = Qlaunch({"start", xml_});
   ASSERT_EQ(started.exit_code, 0) << started.Describe();
@@ -203,8 +205,11 @@ TEST_F(AttachDeviceTest, EachDeviceComesAndGoesAsUnderLibvirt) {
     const std::string name = d.name;
     EXPECT_NE(owners["attach-device " + name], 0u) << name << " was not given to QEMU's user";
     EXPECT_EQ(exits["detach-device " + name], goes_at_once(name) ? 0 : 3) << name;
-    if (exits["detach-device " + name] == 0) EXPECT_EQ(owners["detach-device " + name], 0u) << name << " was not given back";
-    else EXPECT_NE(owners["detach-device " + name], 0u) << name << " given back while QEMU still has it";
+    if (exits["detach-device " + name] == 0) {
+      EXPECT_EQ(owners["detach-device " + name], 0u) << name << " was not given back";
+    } else {
+      EXPECT_NE(owners["detach-device " + name], 0u) << name << " given back while QEMU still has it";
+    }
   }
   EXPECT_EQ(BridgePorts(), ports_before + 1) << "the bridge NIC the guest has not released lost its tap";
   EXPECT_FALSE(fs::exists(DomainStateDir(kName) / "change.json"));
@@ -214,7 +219,9 @@ TEST_F(AttachDeviceTest, EachDeviceComesAndGoesAsUnderLibvirt) {
   EXPECT_EQ(gone.exit_code, 0) << gone.Describe();
   EXPECT_EQ(BridgePorts(), ports_before) << "a tap outlived its domain";
   for (const DeviceFile& d : devices)
-    if (!d.image.empty()) EXPECT_EQ(OwnerOf(d.image), 0u) << d.image << " not given back after destroy";
+    if (!d.image.empty()) {
+      EXPECT_EQ(OwnerOf(d.image), 0u) << d.image << " not given back after destroy";
+    }
 }
 
 // Each refused change: exit status 1, an error naming what and where, and the guest, its devices
@@ -234,7 +241,7 @@ TEST_F(AttachDeviceTest, HostileInputLeavesTheGuestAsItWas) {
     const char* verb;
     std::string xml;
     std::string error;
-    std::map<std::string, std::string> env;
+    std::map<std::string, std::string> env = {};
   };
   const std::string d = kImages;
   const std::vector<Case> cases = {

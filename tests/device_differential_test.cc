@@ -109,13 +109,23 @@ void ExpectLibvirtFactsSaySomething(const std::string& file, const std::string& 
   ASSERT_TRUE(std::regex_search(xml, m, std::regex("<vcpu[^>]*>([0-9]+)</vcpu>")));
   EXPECT_EQ(f["vcpus"], json(std::stoul(m[1])));
   EXPECT_FALSE(f["memdev"].empty());
-  if (Has(xml, "<disk ")) EXPECT_FALSE(f["block"].empty());
-  if (Has(xml, "<interface ")) EXPECT_FALSE(f["network"].empty());
-  if (Has(xml, "<serial") || Has(xml, "<console") || Has(xml, "<channel")) EXPECT_FALSE(f["chardev"].empty());
-  if (HasAttr(xml, "bus", "usb") || Has(xml, "<redirdev")) EXPECT_FALSE(f["usb"].empty());
+  if (Has(xml, "<disk ")) {
+    EXPECT_FALSE(f["block"].empty());
+  }
+  if (Has(xml, "<interface ")) {
+    EXPECT_FALSE(f["network"].empty());
+  }
+  if (Has(xml, "<serial") || Has(xml, "<console") || Has(xml, "<channel")) {
+    EXPECT_FALSE(f["chardev"].empty());
+  }
+  if (HasAttr(xml, "bus", "usb") || Has(xml, "<redirdev")) {
+    EXPECT_FALSE(f["usb"].empty());
+  }
   EXPECT_EQ(f["vnc"].value("enabled", false), HasAttr(xml, "type", "vnc"));
   EXPECT_EQ(f["spice"].value("enabled", false), HasAttr(xml, "type", "spice"));
-  if (HasAttr(xml, "memballoon model", "virtio")) EXPECT_TRUE(f["balloon"].is_number());
+  if (HasAttr(xml, "memballoon model", "virtio")) {
+    EXPECT_TRUE(f["balloon"].is_number());
+  }
 }
 
 TEST(DeviceDifferential, CorpusHoldsItsFifteenFiles) {

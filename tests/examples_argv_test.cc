@@ -161,7 +161,9 @@ TEST_P(ExampleGolden, GoldenArgvStartsPausedInItsQemu) {
   uint64_t pages = 0, page_bytes = 0;
   for (const auto& need : plan.pool_needs) {
     pages += need.pages;
-    if (page_bytes) ASSERT_EQ(need.page_bytes, page_bytes) << "one pool size per example";
+    if (page_bytes) {
+      ASSERT_EQ(need.page_bytes, page_bytes) << "one pool size per example";
+    }
     page_bytes = need.page_bytes;
   }
   auto pool = testing::HugepagePool::AtLeast(pages, page_bytes);

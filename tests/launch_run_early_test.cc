@@ -125,7 +125,9 @@ TEST_F(LaunchRunEarlyTest, TimingsSayWhenTheGuestRanAndWhenItsMemoryWasFull) {
     // Every page is in and belongs to the guest's memfds, held by QEMU alone.
     EXPECT_EQ(free_before - free_after, pages);
     const pid_t pid = j["pid"];
-    if (qemu > 0) EXPECT_EQ(pid, qemu);
+    if (qemu > 0) {
+      EXPECT_EQ(pid, qemu);
+    }
     EXPECT_EQ(PidsHoldingFd("memfd:qlaunch:" + d.name + ":"), std::vector<pid_t>{pid});
     RunResult list = Qlaunch({"list", "--json"});
     EXPECT_NE(list.out.find("\"running\""), std::string::npos) << list.Describe();

@@ -152,8 +152,12 @@ TEST_F(LaunchRunHardKillTest, KillNineDuringTheStartLeavesNoQemu) {
     run->Wait(std::chrono::seconds(10));
     std::printf("figure: kill -9 %s landed: %s\n", m.name, where.c_str());
     record += std::string(record.empty() ? "" : "; ") + m.name + ": " + where;
-    if (std::string(m.name) == "at once") EXPECT_EQ(where, "nothing done");
-    if (std::string(m.name) == "once running") EXPECT_EQ(where, "running");
+    if (std::string(m.name) == "at once") {
+      EXPECT_EQ(where, "nothing done");
+    }
+    if (std::string(m.name) == "once running") {
+      EXPECT_EQ(where, "running");
+    }
     double gone = SecondsUntilQemuGone(d.name, milliseconds(3000));
     EXPECT_GE(gone, 0) << "a QEMU outlived its killed qlaunch run";
     EXPECT_LT(gone, 2.0);

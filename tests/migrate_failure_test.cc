@@ -97,7 +97,9 @@ class MigrateFailureTest : public LaunchTest {
     // A domain of the same name under another root (this host's stand-in for a second host) gets
     // a cgroup of its own: the source's release can remove its cgroup at once.
     const std::string cg_src = Slurp(DomainStateDir(dom_.name) / "cgroup");
-    if (!cg_src.empty()) EXPECT_NE(Slurp(tmp() / "dest" / dom_.name / "cgroup"), cg_src);
+    if (!cg_src.empty()) {
+      EXPECT_NE(Slurp(tmp() / "dest" / dom_.name / "cgroup"), cg_src);
+    }
     return src;
   }
 

@@ -377,7 +377,9 @@ void MigrateSshTest::DiesBeforeItConfirms(const std::string& name, bool paused) 
   RunResult start = Qlaunch({"start", "--json", WriteDomain(d)});
   ASSERT_EQ(start.exit_code, 0) << start.Describe();
   const pid_t source_pid = json::parse(start.out).at("pid").get<pid_t>();
-  if (paused) ASSERT_EQ(Qlaunch({"suspend", d.name}).exit_code, 0);
+  if (paused) {
+    ASSERT_EQ(Qlaunch({"suspend", d.name}).exit_code, 0);
+  }
 
   const fs::path killer = tmp() / "remote-qlaunch", killed = tmp() / "killed.pid";
   const std::string pid_file = (DestRoot() / d.name / "pid").string();

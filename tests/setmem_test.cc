@@ -80,7 +80,7 @@ TEST_F(SetmemTest, RefusedAsLibvirtRefusesAndNothingSent) {
     EXPECT_NE(r.err.find(c.error), std::string::npos) << r.Describe();
   }
   // Within <memory>: QEMU takes the target (a guest without a driver does not move).
-  for (const std::string& size : {"128M", "131072", "256MiB", "128m"}) {
+  for (const std::string& size : std::vector<std::string>{"128M", "131072", "256MiB", "128m"}) {
     RunResult r = Qlaunch({"setmem", "--json", "sm-balloon", size});
     ASSERT_EQ(r.exit_code, 0) << r.Describe();
     const json out = json::parse(r.out);

@@ -107,7 +107,9 @@ TEST_F(SetvcpusTest, PlugsAsLibvirtDoesIntoTheRightCellAndRefusesWhatItRefuses) 
   for (const json& c : cpus) {
     const int index = c.value("cpu-index", -1);
     EXPECT_EQ(c["props"].value("node-id", -1), index == 0 ? 0 : 1) << c.dump();
-    if (index > 0) EXPECT_EQ(c.value("qom-path", ""), "/machine/peripheral/vcpu" + std::to_string(index)) << c.dump();
+    if (index > 0) {
+      EXPECT_EQ(c.value("qom-path", ""), "/machine/peripheral/vcpu" + std::to_string(index)) << c.dump();
+    }
   }
   EXPECT_EQ(Info("sv-cells").value("vcpus", 0u), 3u);
   const std::string live = Qlaunch({"dumpxml", "sv-cells"}).out;

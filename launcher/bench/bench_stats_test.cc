@@ -66,7 +66,9 @@ TEST(BenchStats, RatioIsTheMedianOfPerRoundRatios) {
   for (const Case& c : cases) {
     std::optional<double> got = RoundRatioMedian(c.x, c.y);
     ASSERT_EQ(got.has_value(), c.want.has_value()) << ::testing::PrintToString(c.x);
-    if (got) EXPECT_DOUBLE_EQ(*got, *c.want) << ::testing::PrintToString(c.x);
+    if (got) {
+      EXPECT_DOUBLE_EQ(*got, *c.want) << ::testing::PrintToString(c.x);
+    }
   }
   EXPECT_THROW(RoundRatioMedian({1, 2}, {1}), std::invalid_argument);
 }

@@ -31,7 +31,9 @@ TEST(MigrationUri, GoodUrisAsQemuTakesThem) {
     SCOPED_TRACE(c.text);
     MigrationUri u = ParseMigrationUri(c.text, c.use, "/work");
     EXPECT_EQ(u.kind, c.kind);
-    if (c.kind != K::kSsh) EXPECT_EQ(u.ForQemu(), c.qemu);
+    if (c.kind != K::kSsh) {
+      EXPECT_EQ(u.ForQemu(), c.qemu);
+    }
     if (c.kind != K::kUnix) {
       EXPECT_EQ(u.host, c.host);
       EXPECT_EQ(u.port, c.port);

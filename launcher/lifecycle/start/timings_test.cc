@@ -32,7 +32,9 @@ TEST(Timings, JsonHasTheDocumentedShape) {
   for (auto it = t.begin(); it != t.end(); ++it) {
     keys.push_back(it.key());
     EXPECT_TRUE(it.value().is_number()) << it.key();
-    if (it.key() != "unaccounted") EXPECT_GE(it.value().get<double>(), 0.0) << it.key();
+    if (it.key() != "unaccounted") {
+      EXPECT_GE(it.value().get<double>(), 0.0) << it.key();
+    }
   }
   std::vector<std::string> want = {"cli",      "cont",      "hand_over", "memfd",       "parse",
                                    "plan",     "pool_lock", "populated", "prealloc",    "preflight",

@@ -11,6 +11,10 @@
 //   3. The same two, then a live migration: first to a destination that cannot load the guest (it
 //      lacks the disk), which fails and leaves the source running (it used to be released before the
 //      destination had loaded anything), then to one from the live XML, which takes it.
+//   4. A defined domain (issue 39) through the run-time verbs: `define`, `start NAME`, a vCPU and a
+//      disk plugged, `save` (still defined, shut off), `restore`, `destroy`, `start NAME` again (a
+//      fresh boot of the definition, without what was plugged), `undefine` while it runs (it runs on,
+//      transient), `destroy`: gone.
 // Under TCG, as every booted-guest test here.
 #include <filesystem>
 #include <fstream>
@@ -211,6 +215,53 @@ TEST_F(VerbChainTest, PluggedVcpuAndAttachedDiskMigrateAndAFailedDestinationKeep
   EXPECT_EQ(Qlaunch({"destroy", name}, B()).exit_code, 0);
   ExpectHostClean(name, dest_pid, free_before_, OtherStateDir("b"));
   ExpectNothingLeft(name, free_before_);
+}
+
+TEST_F(VerbChainTest, DefinedDomainThroughSaveRestoreStartAgainAndUndefine) {
+  const std::string name = "chain-defined";
+  // `list --all --json`'s entry of `name`, or null.
+  const auto listed_all = [&]() -> json {
+    RunResult all = Qlaunch({"list", "--all", "--json"});
+    EXPECT_EQ(all.exit_code, 0) << all.Describe();
+    for (const json& e : json::parse(all.out, nullptr, false))
+      if (e.value("name", "") == name) return e;
+    return json();
+  };
+  ASSERT_NO_FATAL_FAILURE(BootSource(name, HotplugShape, /*defined=*/true));
+  EXPECT_TRUE(listed_all().value("persistent", false));
+  ASSERT_NO_FATAL_FAILURE(PlugVcpuAndDisk(name));
+
+  const fs::path file = tmp() / "defined.qsave";
+  ASSERT_FALSE(Save(name, file).is_null());
+  ExpectQemuGone(source_pid_);
+  EXPECT_EQ(listed_all().value("state", ""), "shut off") << "saved: still defined";
+  EXPECT_EQ(HugepagesFree(), free_before_);
+  ASSERT_NO_FATAL_FAILURE(RestoreAndGoOn(name, file, LastCount(source_)));
+  ExpectVcpuAndDisk(name);
+  EXPECT_TRUE(listed_all().value("persistent", false)) << "restored: still the defined domain";
+
+  const pid_t restored_pid = Listed(name).value("pid", 0);
+  ASSERT_EQ(Qlaunch({"destroy", name}).exit_code, 0);
+  ExpectHostClean(name, restored_pid, free_before_);
+  EXPECT_EQ(listed_all().value("state", ""), "shut off");
+
+  // Started again by name: the definition boots, without the vCPU and the disk plugged at run time.
+  RunResult again = Qlaunch({"start", "--json", name});
+  ASSERT_EQ(again.exit_code, 0) << again.Describe();
+  const pid_t again_pid = json::parse(again.out).value("pid", 0);
+  RunResult info = Qlaunch({"dominfo", "--json", name});
+  ASSERT_EQ(info.exit_code, 0) << info.Describe();
+  EXPECT_EQ(json::parse(info.out).value("vcpus", 0u), 2u) << info.out;
+  EXPECT_EQ(Qlaunch({"domblklist", name}).out.find("vdb"), std::string::npos);
+
+  RunResult undefined = Qlaunch({"undefine", name});
+  ASSERT_EQ(undefined.exit_code, 0) << undefined.Describe();
+  const json transient = listed_all();
+  EXPECT_EQ(transient.value("state", ""), "running") << "undefine leaves a running domain running";
+  EXPECT_FALSE(transient.value("persistent", true));
+  ASSERT_EQ(Qlaunch({"destroy", name}).exit_code, 0);
+  ExpectHostClean(name, again_pid, free_before_);
+  EXPECT_TRUE(listed_all().is_null()) << "neither running nor defined";
 }
 
 }  // namespace

@@ -121,7 +121,10 @@ void LaunchTest::TearDown() {
 }
 
 Env LaunchTest::BaseEnv() const {
-  return Env{{"QLAUNCH_STATE_DIR", StateDir().string()}, {"QLAUNCH_CACHE_DIR", (tmp_ / "cache").string()}};
+  // Definitions too are the test's own: no test reads or writes the host's /etc/qlaunch.
+  return Env{{"QLAUNCH_STATE_DIR", StateDir().string()},
+             {"QLAUNCH_CACHE_DIR", (tmp_ / "cache").string()},
+             {"QLAUNCH_CONFIG_DIR", (tmp_ / "config").string()}};
 }
 
 Env LaunchTest::OtherHost(const std::string& host) {

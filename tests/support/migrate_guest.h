@@ -63,8 +63,10 @@ class MigrateGuestTest : public LaunchTest {
   Env B() { return OtherHost("b"); }
 
   // Starts `name` under root A (StateDir()) and waits for the guest's sum and a few counts.
-  // `shape` may change the domain before it starts (more vCPUs, <features>, ...).
-  void BootSource(const std::string& name, const std::function<void(SmallDomain*)>& shape = {}) {
+  // `shape` may change the domain before it starts (more vCPUs, <features>, ...). With `defined`,
+  // the XML is defined first and the domain started by its name.
+  void BootSource(const std::string& name, const std::function<void(SmallDomain*)>& shape = {},
+                  bool defined = false) {
     free_before_ = HugepagesFree();
     const std::filesystem::path disk = tmp() / (name + ".raw");
     std::ofstream(disk) << std::string(MiB, '\0');
@@ -78,7 +80,12 @@ class MigrateGuestTest : public LaunchTest {
                       "    <interface type='user'><mac address='52:54:00:6d:69:67'/><model type='virtio'/></interface>\n" +
                       source_.SerialXml();
     if (shape) shape(&d);
-    RunResult started = Qlaunch({"start", "--json", WriteDomain(d)});
+    const std::string xml = WriteDomain(d);
+    if (defined) {
+      RunResult define = Qlaunch({"define", xml});
+      ASSERT_EQ(define.exit_code, 0) << define.Describe();
+    }
+    RunResult started = Qlaunch({"start", "--json", defined ? name : xml});
     ASSERT_EQ(started.exit_code, 0) << started.Describe();
     source_pid_ = json::parse(started.out).value("pid", 0);
     ASSERT_GT(source_pid_, 0) << started.out;
